@@ -1,6 +1,6 @@
 module github.com/politecrawl/polite
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/schollz/progressbar/v3 v3.19.1
