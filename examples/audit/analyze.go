@@ -1,0 +1,416 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Finding kinds, as stored in findings.kind. The names are stable: queries and scripts rely on them.
+const (
+	kBrokenLink         = "broken_link"          // internal URL answered 4xx/5xx or failed, with the pages linking to it
+	kBrokenPage         = "broken_page"          // same, for a URL nothing linked to (start page, sitemap-only URL)
+	kRedirect           = "redirect"             // one redirect hop
+	kRedirectChain      = "redirect_chain"       // two or more hops
+	kRedirectLoop       = "redirect_loop"        // a URL came back within one chain
+	kTooManyRedirects   = "too_many_redirects"   // more than ten hops
+	kRedirectBlocked    = "redirect_to_blocked"  // a hop pointed at a URL robots.txt disallows (not requested)
+	kRedirectOffsite    = "redirect_offsite"     // a hop left the site (not requested)
+	kBadRedirect        = "bad_redirect"         // missing or unusable Location
+	kTitleMissing       = "title_missing"        //
+	kTitleEmpty         = "title_empty"          //
+	kTitleTooLong       = "title_too_long"       // over titleMax characters
+	kTitleMultiple      = "title_multiple"       // more than one <title>
+	kTitleDuplicate     = "title_duplicate"      // same title as another page
+	kDescMissing        = "description_missing"  // no or empty meta description
+	kDescMultiple       = "description_multiple" //
+	kDescDuplicate      = "description_duplicate"
+	kH1Missing          = "h1_missing"
+	kH1Multiple         = "h1_multiple"
+	kNoindex            = "noindex"             // meta robots or X-Robots-Tag noindex
+	kCanonicalElsewhere = "canonical_elsewhere" // rel=canonical names another URL
+	kLinkToBlocked      = "link_to_blocked"     // internal links to a URL robots.txt disallows
+	kSitemapRedirected  = "sitemap_url_redirected"
+	kSitemapBroken      = "sitemap_url_broken"
+	kSitemapBlocked     = "sitemap_url_blocked"
+	kSitemapNonCanon    = "sitemap_url_non_canonical"
+	kSitemapError       = "sitemap_error"   // a sitemap that could not be fetched or read
+	kSitemapSkipped     = "sitemap_skipped" // entries a sitemap lists but the protocol rules out (invalid, out of its scope)
+	kExternalLink       = "external_link"   // recorded, never requested
+	kLLMSTxt            = "llms_txt"        // present or not
+	kWordPress          = "wordpress"       // detected, with the reason
+	kWordPressProbe     = "wordpress_probe"
+	kSlowedDown         = "slowed_down" // a 429 slowed the rest of the run
+)
+
+const (
+	titleMax     = 60 // characters; longer titles are cut in search results
+	referrersMax = 10 // referrers listed in a finding's detail; the links table has all of them
+)
+
+// analysisInput is everything the analysis reads: rows of one crawl from the database.
+type analysisInput struct {
+	Pages       []*pageRecord
+	Links       []linkRecord
+	SitemapURLs [][2]string // (sitemap, normalized page URL)
+	Sitemaps    []sitemapRecord
+	Requests    []requestRecord
+	SlowedBy    string
+	Normalize   func(string) string // canonical comparison; identity when nil
+}
+
+// analyze derives the findings from the stored pages. It is a pure function of the crawl's rows, so it
+// runs the same after a finished crawl and after an interrupted one.
+func analyze(in analysisInput) []findingRecord {
+	norm := in.Normalize
+	if norm == nil {
+		norm = func(s string) string { return s }
+	}
+	var out []findingRecord
+	add := func(url, kind, format string, args ...any) {
+		out = append(out, findingRecord{URL: url, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+
+	byURL := make(map[string]*pageRecord, len(in.Pages))
+	for _, p := range in.Pages {
+		byURL[p.URL] = p
+	}
+	referrers := map[string][]string{} // internal target -> distinct pages linking to it
+	seenRef := map[[2]string]bool{}
+	external := map[string][]string{}
+	seenExt := map[[2]string]bool{}
+	for _, l := range in.Links {
+		k := [2]string{l.From, l.To}
+		if l.External {
+			if !seenExt[k] {
+				seenExt[k] = true
+				external[l.To] = append(external[l.To], l.From)
+			}
+			continue
+		}
+		if l.From == l.To || seenRef[k] {
+			continue
+		}
+		seenRef[k] = true
+		referrers[l.To] = append(referrers[l.To], l.From)
+	}
+	linkedFrom := func(u string) string {
+		refs := referrers[u]
+		if len(refs) == 0 {
+			return "not linked from any crawled page"
+		}
+		sort.Strings(refs)
+		shown := refs
+		if len(shown) > referrersMax {
+			shown = shown[:referrersMax]
+		}
+		s := fmt.Sprintf("linked from %d page%s: %s", len(refs), plural(len(refs)), strings.Join(shown, ", "))
+		if len(refs) > len(shown) {
+			s += ", ..."
+		}
+		return s
+	}
+
+	// Broken URLs, redirects, blocked URLs.
+	for _, p := range in.Pages {
+		if p.Blocked {
+			if len(referrers[p.URL]) > 0 {
+				add(p.URL, kLinkToBlocked, "%s; %s", blockedReason(p), linkedFrom(p.URL))
+			}
+			continue
+		}
+		switch p.ErrKind {
+		case "too_many_redirects":
+			add(p.URL, kTooManyRedirects, "%d hops, gave up: %s", len(p.Redirects), chain(p))
+		case "redirect_loop":
+			add(p.URL, kRedirectLoop, "%s", chain(p))
+		case "disallowed_redirect":
+			add(p.URL, kRedirectBlocked, "%s; %s (not requested)", chain(p), p.Err)
+		case "offsite_redirect":
+			add(p.URL, kRedirectOffsite, "%s (other site, not requested)", chain(p))
+		case "bad_redirect":
+			add(p.URL, kBadRedirect, "%s: %s", chain(p), p.Err)
+		default:
+			switch {
+			case len(p.Redirects) == 1:
+				add(p.URL, kRedirect, "%s", chain(p))
+			case len(p.Redirects) > 1:
+				add(p.URL, kRedirectChain, "%d hops: %s", len(p.Redirects), chain(p))
+			}
+		}
+		if broken, why := isBroken(p); broken {
+			kind := kBrokenLink
+			if len(referrers[p.URL]) == 0 {
+				kind = kBrokenPage
+			}
+			add(p.URL, kind, "%s; %s", why, linkedFrom(p.URL))
+		}
+	}
+
+	// Content findings, once per document: a URL that redirected to a page crawled in its own right is skipped.
+	var content []*pageRecord
+	seenFinal := map[string]bool{}
+	for _, p := range in.Pages {
+		if !p.parsed || p.Status != http.StatusOK {
+			continue
+		}
+		final := p.FinalURL
+		if final == "" {
+			final = p.URL
+		}
+		if final != p.URL {
+			if q, ok := byURL[final]; ok && q.parsed {
+				continue
+			}
+		}
+		if seenFinal[final] {
+			continue
+		}
+		seenFinal[final] = true
+		content = append(content, p)
+	}
+	titles := map[string][]string{}
+	descs := map[string][]string{}
+	for _, p := range content {
+		t := strings.TrimSpace(p.Title)
+		switch {
+		case p.TitleCount == 0:
+			add(p.URL, kTitleMissing, "no <title> element")
+		case t == "":
+			add(p.URL, kTitleEmpty, "<title> is empty")
+		default:
+			if n := utf8.RuneCountInString(t); n > titleMax {
+				add(p.URL, kTitleTooLong, "%d characters (over %d): %q", n, titleMax, t)
+			}
+			key := strings.ToLower(strings.Join(strings.Fields(t), " "))
+			titles[key] = append(titles[key], p.URL)
+		}
+		if p.TitleCount > 1 {
+			add(p.URL, kTitleMultiple, "%d <title> elements", p.TitleCount)
+		}
+		d := strings.TrimSpace(p.Description)
+		switch {
+		case p.DescriptionCount == 0:
+			add(p.URL, kDescMissing, "no meta description")
+		case d == "":
+			add(p.URL, kDescMissing, "meta description is empty")
+		default:
+			key := strings.ToLower(strings.Join(strings.Fields(d), " "))
+			descs[key] = append(descs[key], p.URL)
+		}
+		if p.DescriptionCount > 1 {
+			add(p.URL, kDescMultiple, "%d meta descriptions", p.DescriptionCount)
+		}
+		switch {
+		case p.H1Count == 0:
+			add(p.URL, kH1Missing, "no <h1>")
+		case p.H1Count > 1:
+			add(p.URL, kH1Multiple, "%d <h1> elements", p.H1Count)
+		}
+		if src := noindex(p); src != "" {
+			add(p.URL, kNoindex, "%s", src)
+		}
+		if c := strings.TrimSpace(p.Canonical); c != "" {
+			final := p.FinalURL
+			if final == "" {
+				final = p.URL
+			}
+			if norm(c) != norm(final) {
+				add(p.URL, kCanonicalElsewhere, "canonical is %s", c)
+			}
+		}
+	}
+	dup := func(groups map[string][]string, kind, what string) {
+		for _, urls := range groups {
+			if len(urls) < 2 {
+				continue
+			}
+			sort.Strings(urls)
+			for _, u := range urls {
+				var others []string
+				for _, o := range urls {
+					if o != u {
+						others = append(others, o)
+					}
+				}
+				if len(others) > referrersMax {
+					others = append(others[:referrersMax], "...")
+				}
+				add(u, kind, "same %s as %d other page%s: %s", what, len(urls)-1, plural(len(urls)-1), strings.Join(others, ", "))
+			}
+		}
+	}
+	dup(titles, kTitleDuplicate, "title")
+	dup(descs, kDescDuplicate, "meta description")
+
+	// Sitemap URLs.
+	seenSM := map[string]bool{}
+	for _, su := range in.SitemapURLs {
+		u := su[1]
+		if seenSM[u] {
+			continue
+		}
+		seenSM[u] = true
+		p, ok := byURL[u]
+		if !ok {
+			continue // not crawled (page or depth limit)
+		}
+		switch {
+		case p.Blocked:
+			add(u, kSitemapBlocked, "listed in %s; %s", su[0], blockedReason(p))
+			continue
+		case len(p.Redirects) > 0:
+			add(u, kSitemapRedirected, "listed in %s; %s", su[0], chain(p))
+		}
+		if broken, why := isBroken(p); broken {
+			add(u, kSitemapBroken, "listed in %s; %s", su[0], why)
+			continue
+		}
+		if c := strings.TrimSpace(p.Canonical); p.parsed && c != "" && norm(c) != norm(u) {
+			add(u, kSitemapNonCanon, "listed in %s; canonical is %s", su[0], c)
+		}
+	}
+	for _, sm := range in.Sitemaps {
+		if sm.Err != "" || (sm.Status != 0 && sm.Status != http.StatusOK) {
+			why := sm.Err
+			if why == "" {
+				why = fmt.Sprintf("HTTP %d", sm.Status)
+			}
+			add(sm.URL, kSitemapError, "level %d sitemap: %s", sm.Level, why)
+		}
+		if sm.Skipped > 0 {
+			add(sm.URL, kSitemapSkipped, "%d of %d entries skipped (invalid, duplicate or outside the sitemap's scope)", sm.Skipped, sm.Skipped+sm.Entries)
+		}
+	}
+
+	// External links: recorded, never requested.
+	extURLs := make([]string, 0, len(external))
+	for u := range external {
+		extURLs = append(extURLs, u)
+	}
+	sort.Strings(extURLs)
+	for _, u := range extURLs {
+		refs := external[u]
+		sort.Strings(refs)
+		if len(refs) > referrersMax {
+			refs = append(refs[:referrersMax:referrersMax], "...")
+		}
+		add(u, kExternalLink, "other site, not requested; linked from %s", strings.Join(refs, ", "))
+	}
+
+	// llms.txt and WordPress.
+	for _, r := range in.Requests {
+		switch r.Purpose {
+		case "llms":
+			add(r.URL, kLLMSTxt, "%s", llmsDetail(r))
+		case "wordpress":
+			add(r.URL, kWordPressProbe, "%s", probeDetail(r))
+		}
+	}
+	for _, p := range in.Pages {
+		if p.WordPress {
+			add(p.URL, kWordPress, "looks like WordPress: %s", orDash(p.WordPressHint))
+			break
+		}
+	}
+	if in.SlowedBy != "" {
+		add(in.SlowedBy, kSlowedDown, "429 Too Many Requests: the rest of the run went one request at a time with a 3 s gap")
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func blockedReason(p *pageRecord) string {
+	if p.RobotsRule != "" {
+		return "blocked by robots.txt: " + p.RobotsRule
+	}
+	return "blocked by robots.txt"
+}
+
+// isBroken says whether an internal URL failed: 4xx/5xx, no response, or a redirect chain that led nowhere.
+func isBroken(p *pageRecord) (bool, string) {
+	switch {
+	case p.Blocked:
+		return false, ""
+	case p.Status >= 400:
+		return true, fmt.Sprintf("HTTP %d", p.Status)
+	case p.Status == 0 && p.Err != "":
+		switch p.ErrKind {
+		case "disallowed_redirect", "offsite_redirect":
+			return false, "" // not requested on purpose; reported as a redirect finding
+		case "timeout":
+			return true, "timed out: " + p.Err
+		}
+		return true, p.Err
+	}
+	return false, ""
+}
+
+func chain(p *pageRecord) string {
+	var b strings.Builder
+	b.WriteString(p.URL)
+	for _, h := range p.Redirects {
+		fmt.Fprintf(&b, " -%d-> %s", h.Status, h.Location)
+	}
+	if p.Status != 0 && len(p.Redirects) > 0 {
+		fmt.Fprintf(&b, " (%d)", p.Status)
+	}
+	return b.String()
+}
+
+func noindex(p *pageRecord) string {
+	has := func(v string) bool {
+		for _, f := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+			if f == "noindex" || f == "none" {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(p.MetaRobots):
+		return "meta robots: " + p.MetaRobots
+	case has(p.XRobots):
+		return "X-Robots-Tag: " + p.XRobots
+	}
+	return ""
+}
+
+func llmsDetail(r requestRecord) string {
+	switch {
+	case r.Err != "":
+		return "not published or not readable: " + r.Err
+	case r.Status == http.StatusOK:
+		return fmt.Sprintf("published (HTTP 200, %s, %d bytes)", orDash(r.ContentType), r.Bytes)
+	case r.Status >= 300 && r.Status < 400:
+		return fmt.Sprintf("not published (HTTP %d redirect to %s)", r.Status, orDash(r.Location))
+	default:
+		return fmt.Sprintf("not published (HTTP %d)", r.Status)
+	}
+}
+
+func probeDetail(r requestRecord) string {
+	switch {
+	case r.Err != "":
+		return r.Err
+	case r.Location != "":
+		return fmt.Sprintf("HTTP %d, Location %s", r.Status, r.Location)
+	default:
+		return fmt.Sprintf("HTTP %d, %s, %d bytes", r.Status, orDash(r.ContentType), r.Bytes)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func ok(url, title, desc string, h1 int) *pageRecord {
+	return &pageRecord{URL: url, FinalURL: url, Status: 200, parsed: true, Title: title, TitleCount: 1,
+		Description: desc, DescriptionCount: 1, H1Count: h1}
+}
+
+func got(fs []findingRecord) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Kind+" "+f.URL)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestAnalyzeContent(t *testing.T) {
+	long := strings.Repeat("x", 61)
+	noTitle := ok("/no-title", "", "d1", 1)
+	noTitle.TitleCount = 0
+	emptyTitle := ok("/empty-title", "  ", "d2", 1)
+	noDesc := ok("/no-desc", "T3", "", 1)
+	noDesc.DescriptionCount = 0
+	emptyDesc := ok("/empty-desc", "T4", " ", 1)
+	meta := ok("/noindex", "T5", "d5", 1)
+	meta.MetaRobots = "NoIndex, follow"
+	header := ok("/xrobots", "T6", "d6", 1)
+	header.XRobots = "none"
+	canon := ok("/canon", "T7", "d7", 1)
+	canon.Canonical = "/elsewhere"
+	selfCanon := ok("/self", "T8", "d8", 1)
+	selfCanon.Canonical = "/self"
+	redirected := ok("/old", "Dup", "dup", 1) // redirects to /dup1, crawled itself: counted once
+	redirected.FinalURL = "/dup1"
+	redirected.Redirects = []hopRecord{{URL: "/old", Status: 301, Location: "/dup1"}}
+	in := analysisInput{Pages: []*pageRecord{
+		noTitle, emptyTitle, noDesc, emptyDesc, meta, header, canon, selfCanon, redirected,
+		ok("/long", long, "d9", 1),
+		ok("/no-h1", "T10", "d10", 0),
+		ok("/two-h1", "T11", "d11", 2),
+		ok("/dup1", "Dup", "dup", 1),
+		ok("/dup2", " dup ", "DUP", 1),
+		{URL: "/error", Status: 500},
+	}}
+	assert.Equal(t, []string{
+		"broken_page /error",
+		"canonical_elsewhere /canon",
+		"description_duplicate /dup1",
+		"description_duplicate /dup2",
+		"description_missing /empty-desc",
+		"description_missing /no-desc",
+		"h1_missing /no-h1",
+		"h1_multiple /two-h1",
+		"noindex /noindex",
+		"noindex /xrobots",
+		"redirect /old",
+		"title_duplicate /dup1",
+		"title_duplicate /dup2",
+		"title_empty /empty-title",
+		"title_missing /no-title",
+		"title_too_long /long",
+	}, got(analyze(in)))
+}
+
+func TestAnalyzeLinksAndSitemaps(t *testing.T) {
+	in := analysisInput{
+		Pages: []*pageRecord{
+			ok("/", "Home", "home", 1),
+			ok("/a", "A", "a", 1),
+			{URL: "/gone", Status: 404},
+			{URL: "/slow", ErrKind: "timeout", Err: "request timed out"},
+			{URL: "/basket/", Blocked: true, RobotsRule: `disallowed by "Disallow: /basket/"`},
+			{URL: "/moved", FinalURL: "/a", Status: 200, Redirects: []hopRecord{{"/moved", 301, "/a"}}},
+			{URL: "/loop", ErrKind: "redirect_loop", Err: "loop", Redirects: []hopRecord{{"/loop", 302, "/loop2"}, {"/loop2", 302, "/loop"}}},
+			func() *pageRecord { p := ok("/canon", "C", "c", 1); p.Canonical = "/a"; return p }(),
+		},
+		Links: []linkRecord{
+			{From: "/", To: "/gone"}, {From: "/a", To: "/gone"}, {From: "/a", To: "/gone"}, // a duplicate link counts once
+			{From: "/", To: "/slow"}, {From: "/", To: "/basket/"},
+			{From: "/", To: "https://other.test/", External: true}, {From: "/a", To: "https://other.test/", External: true},
+		},
+		SitemapURLs: [][2]string{{"/sm.xml", "/moved"}, {"/sm.xml", "/gone"}, {"/sm.xml", "/basket/"}, {"/sm.xml", "/canon"}, {"/sm.xml", "/not-crawled"}},
+		Sitemaps:    []sitemapRecord{{URL: "/sm.xml", Status: 200, Entries: 5}, {URL: "/broken.xml", Level: 1, Status: 404}},
+		Requests: []requestRecord{{URL: "/llms.txt", Purpose: "llms", Status: 404},
+			{URL: "/wp-json/", Purpose: "wordpress", Status: 200, ContentType: "application/json", Bytes: 10}},
+		SlowedBy: "/a",
+	}
+	fs := analyze(in)
+	assert.Equal(t, []string{
+		"broken_link /gone",
+		"broken_link /slow",
+		"broken_page /loop", // a loop never reaches a page
+		"canonical_elsewhere /canon",
+		"external_link https://other.test/",
+		"link_to_blocked /basket/",
+		"llms_txt /llms.txt",
+		"redirect /moved",
+		"redirect_loop /loop",
+		"sitemap_error /broken.xml",
+		"sitemap_url_blocked /basket/",
+		"sitemap_url_broken /gone",
+		"sitemap_url_non_canonical /canon",
+		"sitemap_url_redirected /moved",
+		"slowed_down /a",
+		"wordpress_probe /wp-json/",
+	}, got(fs))
+	detail := map[string]string{}
+	for _, f := range fs {
+		detail[f.Kind+" "+f.URL] = f.Detail
+	}
+	assert.Equal(t, "HTTP 404; linked from 2 pages: /, /a", detail["broken_link /gone"])
+	assert.Equal(t, "timed out: request timed out; linked from 1 page: /", detail["broken_link /slow"])
+	assert.Equal(t, `blocked by robots.txt: disallowed by "Disallow: /basket/"; linked from 1 page: /`, detail["link_to_blocked /basket/"])
+	assert.Equal(t, "other site, not requested; linked from /, /a", detail["external_link https://other.test/"])
+	assert.Equal(t, "/loop -302-> /loop2 -302-> /loop", detail["redirect_loop /loop"])
+	assert.Equal(t, "not published (HTTP 404)", detail["llms_txt /llms.txt"])
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/politecrawl/polite/fetch"
+)
+
+// Exit statuses. Scripts rely on them.
+const (
+	exitOK        = 0 // the crawl finished, whatever it found
+	exitFailure   = 1 // anything else, including an interrupted (Ctrl-C) crawl
+	exitUsage     = 2 // bad flags or arguments
+	exitOffLimits = 3 // robots.txt of the start host unreachable or 5xx: the whole site is off limits
+)
+
+// Limits users may choose within; the bot page promises these ranges.
+const (
+	minConcurrency, maxConcurrency = 1, 16
+	minGap, maxGap                 = 0, 60 * time.Second
+	defaultUserAgent               = "CrawlCove-Crawler"
+)
+
+// config is the parsed command line.
+type config struct {
+	DB          string
+	MaxPages    int
+	MaxDepth    int
+	Concurrency int
+	Gap         time.Duration
+	UserAgent   string
+	Timeout     time.Duration
+	Resolve     map[string]string // "host:port" -> "addr:port"
+	Demo        bool
+	Quiet       bool
+	URL         string
+}
+
+// settings is what the crawls row records about the run.
+type settings struct {
+	MaxPages    int               `json:"max_pages"`
+	MaxDepth    int               `json:"max_depth"`
+	Concurrency int               `json:"concurrency"`
+	Gap         string            `json:"gap"`
+	Timeout     string            `json:"timeout"`
+	Resolve     map[string]string `json:"resolve,omitempty"`
+	Demo        bool              `json:"demo,omitempty"`
+}
+
+func (c *config) settings() settings {
+	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo}
+}
+
+// usageError is a command-line mistake: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// resolveFlag collects repeated -resolve HOST:PORT:ADDR values, like curl's --resolve.
+type resolveFlag []string
+
+func (r *resolveFlag) String() string { return strings.Join(*r, ",") }
+
+func (r *resolveFlag) Set(v string) error {
+	if _, err := fetch.ParseResolve(v); err != nil {
+		return err
+	}
+	*r = append(*r, v)
+	return nil
+}
+
+const usageText = `usage: audit [flags] URL
+       audit [flags] -demo
+
+Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
+obeying robots.txt, and writes pages, links and findings to a SQLite file.
+
+Exit status: 0 crawl finished, 2 usage error, 3 site off limits (robots.txt unreachable or 5xx),
+1 any other failure (including Ctrl-C; what was crawled is kept).
+
+Flags:
+`
+
+// parseArgs parses the command line. Output of -h goes to stderr.
+func parseArgs(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.DB, "db", "audit.db", "SQLite `file` the crawl is written to (a new crawl is added to an existing file)")
+	fs.IntVar(&c.MaxPages, "max-pages", 500, "stop after `N` pages")
+	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
+	fs.IntVar(&c.Concurrency, "concurrency", 4, "requests in flight, 1..16")
+	fs.DurationVar(&c.Gap, "gap", 300*time.Millisecond, "minimum `duration` between request starts, 0..60s")
+	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; the robots.txt token is derived from it")
+	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
+	var resolve resolveFlag
+	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR` connect to ADDR for HOST:PORT, like curl (repeatable)")
+	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
+	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err.Error()}
+	}
+	c.Resolve, _ = fetch.ParseResolve(resolve...) // each entry was validated by Set
+	if c.Concurrency < minConcurrency || c.Concurrency > maxConcurrency {
+		return nil, usagef("-concurrency %d is out of range: must be %d..%d", c.Concurrency, minConcurrency, maxConcurrency)
+	}
+	if c.Gap < minGap || c.Gap > maxGap {
+		return nil, usagef("-gap %s is out of range: must be 0s..60s", c.Gap)
+	}
+	if c.MaxPages < 1 {
+		return nil, usagef("-max-pages %d is out of range: must be at least 1", c.MaxPages)
+	}
+	if c.MaxDepth < 0 {
+		return nil, usagef("-max-depth %d is out of range: must be 0 or more", c.MaxDepth)
+	}
+	if c.Timeout <= 0 {
+		return nil, usagef("-timeout %s is out of range: must be more than 0", c.Timeout)
+	}
+	if strings.TrimSpace(c.UserAgent) == "" {
+		return nil, usagef("-user-agent must not be empty")
+	}
+	if strings.ContainsAny(c.UserAgent, "\r\n") {
+		return nil, usagef("-user-agent must be a single line")
+	}
+	switch {
+	case c.Demo && fs.NArg() > 0:
+		return nil, usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))
+	case c.Demo:
+	case fs.NArg() == 0:
+		return nil, usagef("missing URL to crawl (or -demo)")
+	case fs.NArg() > 1:
+		return nil, usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
+	default:
+		u, err := startURL(fs.Arg(0))
+		if err != nil {
+			return nil, &usageError{err.Error()}
+		}
+		c.URL = u
+	}
+	return c, nil
+}
+
+// startURL accepts "https://shop.example/", "http://shop.example:8080/x" or a bare "shop.example" (https assumed).
+func startURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("bad URL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("bad URL %q: only http and https can be crawled", raw)
+	}
+	if u.Hostname() == "" {
+		return "", fmt.Errorf("bad URL %q: no host", raw)
+	}
+	if u.User != nil {
+		return "", fmt.Errorf("bad URL %q: credentials in URLs are not supported", raw)
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	u.Fragment = ""
+	return u.String(), nil
+}

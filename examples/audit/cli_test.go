@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-concurrency", "0", "http://shop.test/"}, "-concurrency 0 is out of range: must be 1..16"},
+		{[]string{"-concurrency", "17", "http://shop.test/"}, "-concurrency 17 is out of range: must be 1..16"},
+		{[]string{"-gap", "-1ms", "http://shop.test/"}, "-gap -1ms is out of range: must be 0s..60s"},
+		{[]string{"-gap", "61s", "http://shop.test/"}, "-gap 1m1s is out of range: must be 0s..60s"},
+		{[]string{"-gap", "soon", "http://shop.test/"}, "invalid value"},
+		{[]string{"-max-pages", "0", "http://shop.test/"}, "-max-pages 0 is out of range"},
+		{[]string{"-max-depth", "-1", "http://shop.test/"}, "-max-depth -1 is out of range"},
+		{[]string{"-timeout", "0s", "http://shop.test/"}, "-timeout 0s is out of range"},
+		{[]string{"-user-agent", "", "http://shop.test/"}, "-user-agent must not be empty"},
+		{[]string{"-resolve", "shop.test:80", "http://shop.test/"}, "bad resolve entry"},
+		{[]string{"-no-such-flag", "http://shop.test/"}, "flag provided but not defined"},
+		{[]string{}, "missing URL"},
+		{[]string{"http://a.test/", "http://b.test/"}, "one URL only"},
+		{[]string{"-demo", "http://a.test/"}, "-demo crawls the built-in demo site: give no URL"},
+		{[]string{"ftp://shop.test/"}, "only http and https"},
+		{[]string{"http:///nohost"}, "no host"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "a.db")
+			var out, errb bytes.Buffer
+			code := run(t.Context(), append([]string{"-db", db}, tc.args...), &out, &errb)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, errb.String(), tc.want)
+			assert.Empty(t, out.String())
+			assert.NoFileExists(t, db, "a usage error touches nothing")
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"-h"}, &out, &errb)
+	assert.Equal(t, exitOK, code)
+	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "Exit status"} {
+		assert.Contains(t, errb.String(), f)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := parseArgs([]string{"shop.test"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, &config{DB: "audit.db", MaxPages: 500, MaxDepth: 5, Concurrency: 4, Gap: 300 * time.Millisecond,
+		UserAgent: "CrawlCove-Crawler", Timeout: 15 * time.Second, Resolve: map[string]string{}, URL: "https://shop.test/"}, c)
+
+	c, err = parseArgs([]string{"-concurrency", "16", "-gap", "0", "-resolve", "shop.test:443:127.0.0.1", "-resolve", "www.shop.test:443:[::1]", "https://shop.test/x#frag"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, 16, c.Concurrency)
+	assert.Equal(t, time.Duration(0), c.Gap)
+	assert.Equal(t, map[string]string{"shop.test:443": "127.0.0.1:443", "www.shop.test:443": "[::1]:443"}, c.Resolve)
+	assert.Equal(t, "https://shop.test/x", c.URL)
+}

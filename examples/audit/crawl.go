@@ -1,0 +1,609 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/frontier"
+	"github.com/politecrawl/polite/internal/htmlx"
+	"github.com/politecrawl/polite/internal/urlnorm"
+	"github.com/politecrawl/polite/robots"
+	"github.com/politecrawl/polite/sitemap"
+)
+
+// wordPressProbes are the only extra requests made, and only to a site whose HTML looks like WordPress.
+var wordPressProbes = []string{"/wp-json/", "/xmlrpc.php", "/wp-content/uploads/", "/?p=1"}
+
+const (
+	probeBodyMax = 64 << 10 // llms.txt and WordPress probes: we record status and size, not content
+	sitemapLevel = 2        // index files followed two levels deep
+)
+
+// crawler is one audit run: the library's pieces wired together, plus the database.
+type crawler struct {
+	cfg   *config
+	env   env
+	st    *store
+	log   io.Writer
+	count counters
+
+	start  *url.URL
+	origin string // scheme://host[:port] of the start URL
+	twin   string // origin of the www/apex twin, "" when there is none
+	token  string // robots.txt product token
+	base   http.RoundTripper
+	policy *backoff.Policy
+	scope  frontier.Scope
+
+	slow   *backoff.Slowdown
+	robots *robots.Cache
+	front  *frontier.Frontier
+	client *fetch.Client
+	probe  *fetch.Client // llms.txt and WordPress probes: redirects not followed
+
+	prog      *progress // nil unless stderr is a terminal
+	mu        sync.Mutex
+	recorded  map[string]bool // URLs with a pages row (blocked ones are recorded when first refused)
+	llmsPage  *requestRecord  // /llms.txt when a link led the crawl to it
+	home      string          // scheme://host where the start page ended up; origin until then
+	wordpress atomic.Pointer[string]
+}
+
+// newCrawler wires the library together. This is the part to read to learn how the packages fit.
+func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) {
+	start, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}}
+	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
+	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
+		return nil, err
+	}
+	host, err := urlnorm.HostPort(start.Scheme, start.Host)
+	if err != nil {
+		return nil, err
+	}
+	c.origin = start.Scheme + "://" + host
+	c.home = c.origin
+	if tw := frontier.Twin(host); tw != "" {
+		c.twin = start.Scheme + "://" + tw
+	}
+	// The robots.txt token comes from the User-Agent by the robots package's rule:
+	// "CrawlCove-Crawler" -> "CrawlCove-Crawler"; "Mozilla/5.0 (compatible; X/1.0)" -> "X".
+	c.token = robots.ProductToken(cfg.UserAgent)
+
+	// The base transport: proxy from the environment, -resolve like curl. Tests swap in an in-memory one.
+	base := e.Transport
+	if base == nil {
+		bt := fetch.NewBaseTransport(cfg.Resolve)
+		if cfg.Demo {
+			bt.Proxy = nil // the demo shop lives on loopback under a .test name: never ask a proxy for it
+		}
+		base = bt
+	}
+	base = countingTransport{base, &c.count.requests}
+
+	// One slowdown latch for the run: fetch trips it on a 429, the frontier applies it to every request.
+	policy := backoff.Default()
+	c.slow = policy.NewSlowdown()
+
+	// robots.txt is cached per host. Its requests go through the same gate as pages (fetch.Transport),
+	// so they count against the in-flight and gap limits and carry our User-Agent.
+	c.robots = &robots.Cache{Now: e.Now}
+
+	// The frontier: scope (start host + twin), BFS order, limits, robots checked before a URL is queued,
+	// and the politeness gate (in flight, gap, slowdown) every request of the run passes.
+	fc := frontier.DefaultConfig()
+	fc.MaxPages, fc.MaxDepth = cfg.MaxPages, cfg.MaxDepth
+	fc.MaxInFlight, fc.Gap = cfg.Concurrency, cfg.Gap
+	fc.Robots, fc.RobotsToken = c.robots, c.token
+	fc.Slowdown = c.slow
+	fc.Scope = c.scope
+	fc.Now = e.Now
+	if c.front, err = frontier.New(fc); err != nil {
+		return nil, err
+	}
+	gated := &fetch.Transport{Base: base, UserAgent: cfg.UserAgent, Gate: c.front}
+	c.robots.Client = &http.Client{Transport: gated, Timeout: cfg.Timeout}
+
+	// The polite client for pages: robots checked for the URL and every redirect hop, 10 hops, the
+	// timeout, retries by the backoff policy, the frontier as gate.
+	c.policy, c.base = policy, base
+	c.client = c.newClient(0)
+	// Redirects stay on the site: a hop to another host is not requested (links to other sites are
+	// recorded, never followed, and neither are redirects to them).
+	c.client.CheckRedirect = func(next *url.URL, via []fetch.Hop) error {
+		if !c.inScope(next) {
+			return errOffsite
+		}
+		return nil
+	}
+	// llms.txt and the WordPress probes: the same politeness, but exactly one request each, so a
+	// redirect is recorded rather than followed.
+	c.probe = c.newClient(probeBodyMax)
+	c.probe.MaxRedirects = -1
+	return c, nil
+}
+
+// newClient returns a fetch.Client sharing the run's gate, robots cache, policy and slowdown.
+func (c *crawler) newClient(maxBody int64) *fetch.Client {
+	return &fetch.Client{
+		UserAgent:    c.cfg.UserAgent,
+		RobotsToken:  c.token,
+		Timeout:      c.cfg.Timeout,
+		MaxRedirects: 10,
+		MaxBodyBytes: maxBody,
+		Gate:         c.front,
+		Robots:       c.robots,
+		Policy:       c.policy,
+		Slowdown:     c.slow,
+		Transport:    c.base,
+		Now:          c.env.Now,
+	}
+}
+
+// countingTransport counts every request that reaches the network.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.rt.RoundTrip(req)
+}
+
+// inScope says whether a URL belongs to the site being audited (the frontier's own scope rule).
+// Everything else is external: recorded, never requested.
+func (c *crawler) inScope(u *url.URL) bool { return u != nil && c.scope(u) }
+
+// crawlResult is how the crawl ended.
+type crawlResult struct {
+	outcome string // finished | interrupted | off_limits | failed
+	err     error
+	started time.Time
+	ended   time.Time
+}
+
+// crawl runs the page's list, in order: robots.txt, sitemaps, pages, llms.txt, WordPress probes.
+func (c *crawler) crawl(ctx context.Context) crawlResult {
+	started := c.env.Now()
+	res := c.steps(ctx, started)
+	res.started, res.ended = started, c.env.Now()
+	return res
+}
+
+func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
+	if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
+		Started: started, Settings: c.cfg.settings()}); err != nil {
+		return crawlResult{outcome: "failed", err: err}
+	}
+	if !c.cfg.Quiet && c.env.Terminal(c.log) {
+		c.prog = startProgress(c.log, &c.count, c.env.Now, c.progressState)
+		defer c.prog.finish()
+	}
+
+	// 1. robots.txt first, for the start host and its twin.
+	v, err := c.robots.Check(ctx, c.token, c.cfg.URL)
+	if err != nil {
+		return c.stopped(ctx, err)
+	}
+	if v.Outcome == robots.Unreachable {
+		return crawlResult{outcome: "off_limits", err: offLimitsError(c.origin, v)}
+	}
+	if c.twin != "" {
+		tv, err := c.robots.Check(ctx, c.token, c.twin+c.start.RequestURI())
+		if err != nil {
+			return c.stopped(ctx, err)
+		}
+		if tv.Outcome == robots.Unreachable {
+			// The twin is off limits for the rest of the run; the start host goes on.
+			_, _ = c.front.StopHost(strings.TrimPrefix(c.twin, c.start.Scheme+"://"))
+			c.logf("audit: %v; crawling %s only", offLimitsError(c.twin, tv), c.origin)
+		}
+	}
+
+	// The start page is queued first so it is fetched first (depth 0), sitemap URLs follow at depth 1.
+	if r := c.add(ctx, c.cfg.URL, 0, "", "start"); r.Outcome == frontier.Disallowed {
+		c.logf("audit: the start page %s is blocked by robots.txt (%s); crawling what the sitemaps list", r.URL, r.Verdict.Decision)
+	}
+
+	// 2. Sitemaps named in robots.txt (never a guessed /sitemap.xml), index files two levels deep.
+	if err := c.sitemaps(ctx); err != nil && ctx.Err() != nil {
+		return c.stopped(ctx, err)
+	}
+
+	// 3. Pages, breadth-first, to the limits.
+	if err := c.pages(ctx); err != nil {
+		return c.stopped(ctx, err)
+	}
+
+	// 4. llms.txt, once.  5. WordPress probes, only on a site that looks like WordPress.
+	c.llms(ctx)
+	c.wordPressProbes(ctx)
+	if ctx.Err() != nil {
+		return c.stopped(ctx, ctx.Err())
+	}
+	return crawlResult{outcome: "finished"}
+}
+
+func (c *crawler) stopped(ctx context.Context, err error) crawlResult {
+	if ctx.Err() != nil {
+		return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err())}
+	}
+	return crawlResult{outcome: "failed", err: err}
+}
+
+// logf writes a message line to stderr, above the progress line when there is one.
+func (c *crawler) logf(format string, args ...any) {
+	if c.prog != nil {
+		c.prog.println(fmt.Sprintf(format, args...))
+		return
+	}
+	fmt.Fprintf(c.log, format+"\n", args...)
+}
+
+// offLimitsError is the clear message of exit status 3.
+func offLimitsError(origin string, v robots.Verdict) error {
+	why := fmt.Sprintf("answered HTTP %d", v.Status)
+	if v.Status == 0 {
+		why = "could not be fetched"
+		if v.Err != nil {
+			why += ": " + v.Err.Error()
+		}
+	}
+	return fmt.Errorf("%s/robots.txt %s, so the whole site is off limits and nothing else was requested (Crawl Cove stops when robots.txt is unreachable or answers a server error)", origin, why)
+}
+
+// progressState feeds the progress line: queue size and the current politeness limits.
+func (c *crawler) progressState() (int, string) {
+	st := c.front.Stats()
+	if ev, ok := c.slow.Tripped(); ok && st.Slowdown {
+		return st.Queued, fmt.Sprintf("slowed down after 429 at %s: 1 in flight, 3s gap", ev.URL)
+	}
+	return st.Queued, fmt.Sprintf("%d in flight max, %s gap", c.cfg.Concurrency, c.cfg.Gap)
+}
+
+// add offers a URL to the frontier and records what it refused when that matters to the audit.
+func (c *crawler) add(ctx context.Context, raw string, depth int, from, source string) frontier.AddResult {
+	r := c.front.Add(ctx, raw, depth, from)
+	if r.Outcome == frontier.Disallowed {
+		c.recordOnce(&pageRecord{URL: r.URL, Depth: depth, FoundOn: from, Source: source, Blocked: true,
+			RobotsRule: r.Verdict.Decision.String()})
+	}
+	return r
+}
+
+// recordOnce writes a page row unless the URL already has one.
+func (c *crawler) recordOnce(p *pageRecord) {
+	c.mu.Lock()
+	if c.recorded[p.URL] {
+		c.mu.Unlock()
+		return
+	}
+	c.recorded[p.URL] = true
+	c.mu.Unlock()
+	c.count.pages.Add(1)
+	if p.Blocked {
+		c.count.blocked.Add(1)
+	} else {
+		c.count.fetched.Add(1)
+		if p.Status == 0 || p.Status >= 400 {
+			c.count.errors.Add(1)
+		}
+	}
+	c.st.page(p)
+}
+
+// sitemaps expands the Sitemap: lines of both hosts' robots.txt and queues their page URLs.
+func (c *crawler) sitemaps(ctx context.Context) error {
+	var roots []string
+	for _, o := range []string{c.origin, c.twin} {
+		if o == "" {
+			continue
+		}
+		sms, err := c.robots.Sitemaps(ctx, o+"/")
+		if errors.Is(err, robots.ErrUnreachable) {
+			continue // that host is off limits: its sitemaps are not read
+		}
+		if err != nil {
+			return err
+		}
+		roots = append(roots, sms...)
+	}
+	if len(roots) == 0 {
+		return nil // no advertised sitemap: none is requested
+	}
+	// Sitemaps go through the same polite client as pages (robots.txt, gate, retries), with a body cap
+	// at the protocol's 50 MiB so a full-size sitemap is read whole.
+	sc := c.newClient(50 << 20)
+	sc.CheckRedirect = c.client.CheckRedirect
+	exp := &sitemap.Expander{Fetcher: sc, MaxDepth: sitemapLevel}
+	reports, err := exp.Expand(ctx, roots, func(e sitemap.Entry, src sitemap.Source) error {
+		r := c.add(ctx, e.URL, 1, "", "sitemap")
+		u := r.URL
+		if u == "" {
+			u = e.URL
+		}
+		c.st.sitemapURL(src.Sitemap, u)
+		return ctx.Err()
+	})
+	for _, r := range reports {
+		c.st.sitemap(sitemapRecordOf(r))
+	}
+	return err
+}
+
+// pages runs the workers until the frontier is complete.
+func (c *crawler) pages(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errc := make(chan error, c.cfg.Concurrency)
+	for range c.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				it, err := c.front.Next(ctx)
+				if errors.Is(err, frontier.ErrComplete) {
+					return
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				c.visit(ctx, it)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return <-errc
+}
+
+// visit fetches one page, records it and queues its internal links.
+func (c *crawler) visit(ctx context.Context, it frontier.Item) {
+	res, err := c.client.Get(ctx, it.URL)
+	if ctx.Err() != nil {
+		c.front.Done(it, ctx.Err())
+		return // interrupted: the page was not fetched, so it is not recorded
+	}
+	p := &pageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.env.Now()}
+	if res != nil {
+		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType
+		p.Response, p.TTFB, p.Bytes, p.Truncated, p.Attempts = res.Total, res.TTFB, len(res.Body), res.Truncated, len(res.Attempts)
+		for _, h := range res.Redirects {
+			p.Redirects = append(p.Redirects, hopRecord{URL: h.URL, Status: h.Status, Location: h.Location})
+		}
+		if res.Header != nil {
+			p.XRobots = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
+		}
+	}
+	if err != nil {
+		p.Status = 0
+		p.Err, p.ErrKind = err.Error(), errKind(err)
+		var fe *fetch.Error
+		if errors.As(err, &fe) && len(p.Redirects) == 0 {
+			for _, h := range fe.Redirects {
+				p.Redirects = append(p.Redirects, hopRecord{URL: h.URL, Status: h.Status, Location: h.Location})
+			}
+		}
+	}
+	if err == nil && res.Status == http.StatusOK && isHTML(res.ContentType) {
+		c.parse(ctx, p, res)
+	}
+	if it.Depth == 0 && err == nil && res.FinalURL != "" {
+		// The site lives where the start page ended up (http -> https, apex -> www): llms.txt is asked there.
+		if u, perr := url.Parse(res.FinalURL); perr == nil && c.inScope(u) {
+			c.mu.Lock()
+			c.home = u.Scheme + "://" + u.Host
+			c.mu.Unlock()
+		}
+	}
+	if strings.HasSuffix(it.URL, "/llms.txt") && strings.Count(it.URL, "/") == 3 {
+		c.mu.Lock()
+		c.llmsPage = &requestRecord{URL: it.URL, Purpose: "llms", Status: p.Status, ContentType: p.ContentType, Bytes: p.Bytes, Err: p.Err}
+		if len(p.Redirects) > 0 {
+			c.llmsPage.Status, c.llmsPage.Location = p.Redirects[0].Status, p.Redirects[0].Location
+		}
+		c.mu.Unlock()
+	}
+	c.recordOnce(p)
+	c.front.Done(it, err)
+}
+
+func sourceOf(it frontier.Item) string {
+	switch {
+	case it.Depth == 0:
+		return "start"
+	case it.From == "":
+		return "sitemap"
+	}
+	return "link"
+}
+
+// parse reads the page's SEO fields and links, and queues the internal links it may follow.
+func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
+	final, err := url.Parse(res.FinalURL)
+	if err != nil {
+		return
+	}
+	pg, err := htmlx.Options{ContentType: res.ContentType}.Parse(bytes.NewReader(res.Body), final)
+	if err != nil {
+		return // only a read error, and Body is in memory
+	}
+	p.parsed = true
+	p.Title, p.TitleCount = pg.Title, pg.TitleCount
+	p.Description, p.DescriptionCount = pg.MetaDescription, pg.DescriptionCount
+	p.Canonical, p.MetaRobots = pg.Canonical, pg.MetaRobots
+	p.H1Count, p.WordCount = len(pg.H1), pg.WordCount
+	if len(pg.H1) > 0 {
+		p.H1 = pg.H1[0]
+	}
+	if pg.WordPress {
+		p.WordPress, p.WordPressHint = true, pg.WordPressHint
+		c.wordpress.CompareAndSwap(nil, &p.FinalURL)
+	}
+	// A page that asks robots not to follow its links is respected: links recorded, not followed.
+	followAll := !hasToken(p.MetaRobots, "nofollow") && !hasToken(p.MetaRobots, "none") &&
+		!hasToken(p.XRobots, "nofollow") && !hasToken(p.XRobots, "none")
+	seen := map[string]bool{}
+	for _, l := range pg.Links {
+		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {
+			continue // assets (img, script, link...) are not pages; meta is a refresh redirect
+		}
+		lu, err := url.Parse(l.URL)
+		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
+			continue
+		}
+		rec := linkRecord{From: p.URL, To: l.URL, Nofollow: l.Nofollow, Anchor: truncate(l.Text, 200), Tag: l.Tag}
+		if !c.inScope(lu) {
+			rec.External = true
+			p.External++
+		} else {
+			if n, err := urlnorm.Normalize(l.URL); err == nil {
+				rec.To = n
+			}
+			p.Internal++
+			if followAll && !l.Nofollow && !seen[rec.To] {
+				seen[rec.To] = true
+				c.add(ctx, rec.To, p.Depth+1, p.URL, "link")
+			}
+		}
+		if l.Nofollow {
+			p.Nofollow++
+		}
+		p.links = append(p.links, rec)
+	}
+}
+
+func hasToken(v, tok string) bool {
+	for _, f := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
+		if f == tok {
+			return true
+		}
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func isHTML(ct string) bool {
+	ct = strings.ToLower(ct)
+	return strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")
+}
+
+// errKind classifies a fetch error for pages.error_kind.
+func errKind(err error) string {
+	switch {
+	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, fetch.ErrTooManyRedirects):
+		return "too_many_redirects"
+	case errors.Is(err, fetch.ErrRedirectLoop):
+		return "redirect_loop"
+	case errors.Is(err, fetch.ErrBadRedirect):
+		return "bad_redirect"
+	case errors.Is(err, fetch.ErrDisallowed):
+		return "disallowed_redirect"
+	case errors.Is(err, errOffsite):
+		return "offsite_redirect"
+	case errors.Is(err, fetch.ErrSiteOffLimits):
+		return "off_limits"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return "network"
+	}
+	return "other"
+}
+
+var errOffsite = errors.New("redirect to another site not followed")
+
+// llms requests /llms.txt once, if robots.txt allows, and records whether the site publishes one.
+func (c *crawler) llms(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	c.mu.Lock()
+	u := c.home + "/llms.txt"
+	r, crawled := c.llmsPage, c.recorded[u]
+	c.mu.Unlock()
+	if r != nil && r.URL != u {
+		r = nil // a link reached another host's llms.txt; the site's own is asked below
+		crawled = false
+	}
+	if crawled {
+		// A page linked to it and it was fetched then (or blocked): once is enough.
+		if r == nil {
+			r = &requestRecord{URL: u, Purpose: "llms", Err: "not requested: blocked by robots.txt"}
+		}
+		c.st.request(*r)
+		return
+	}
+	c.extra(ctx, u, "llms")
+}
+
+// wordPressProbes makes the four WordPress requests, only when a page read looked like WordPress.
+func (c *crawler) wordPressProbes(ctx context.Context) {
+	page := c.wordpress.Load()
+	if page == nil || ctx.Err() != nil {
+		return
+	}
+	u, err := url.Parse(*page)
+	if err != nil {
+		return
+	}
+	for _, p := range wordPressProbes {
+		c.extra(ctx, u.Scheme+"://"+u.Host+p, "wordpress")
+	}
+}
+
+// extra makes one GET (robots-checked, redirects not followed) and records the answer.
+func (c *crawler) extra(ctx context.Context, raw, purpose string) {
+	res, err := c.probe.Get(ctx, raw)
+	if ctx.Err() != nil {
+		return
+	}
+	r := requestRecord{URL: raw, Purpose: purpose}
+	switch {
+	case errors.Is(err, fetch.ErrDisallowed):
+		r.Err = "not requested: blocked by robots.txt"
+	case err != nil:
+		r.Err = err.Error()
+	default:
+		r.Status, r.ContentType, r.Location, r.Bytes = res.Status, res.ContentType, res.Header.Get("Location"), len(res.Body)
+	}
+	c.st.request(r)
+}
+
+func sitemapRecordOf(r sitemap.Report) sitemapRecord {
+	rec := sitemapRecord{URL: r.URL, Parent: r.Parent, Level: r.Level, Status: r.Status, Kind: r.Kind.String(),
+		Entries: r.Entries, Skipped: r.Skipped.Total(), NotFollowed: r.NotFollowed}
+	if r.Err != nil {
+		rec.Err = r.Err.Error()
+	}
+	return rec
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// kindOrder is the order of the summary table: problems first, information last.
+var kindOrder = []string{
+	kBrokenLink, kBrokenPage, kRedirectLoop, kTooManyRedirects, kBadRedirect, kRedirectChain, kRedirect,
+	kRedirectBlocked, kRedirectOffsite, kLinkToBlocked, kTitleMissing, kTitleEmpty, kTitleDuplicate,
+	kTitleTooLong, kTitleMultiple, kDescMissing, kDescDuplicate, kDescMultiple, kH1Missing, kH1Multiple,
+	kNoindex, kCanonicalElsewhere, kSitemapBroken, kSitemapRedirected, kSitemapBlocked, kSitemapNonCanon,
+	kSitemapError, kSitemapSkipped, kExternalLink, kLLMSTxt, kWordPress, kWordPressProbe, kSlowedDown,
+}
+
+// finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
+// after an interrupted crawl too, with a fresh context: what was crawled is kept and reported.
+func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	werr := c.st.flush()
+
+	var fs []findingRecord
+	if res.outcome != "off_limits" {
+		var err error
+		if fs, err = c.findings(ctx); err != nil {
+			werr = errors.Join(werr, err)
+		} else if err := c.st.writeFindings(ctx, fs); err != nil {
+			werr = errors.Join(werr, err)
+		}
+	}
+	end := crawlEnd{Finished: res.ended, Outcome: res.outcome, Pages: int(c.count.pages.Load()), Requests: int(c.count.requests.Load())}
+	if res.err != nil {
+		end.Message = res.err.Error()
+	}
+	if ev, ok := c.slow.Tripped(); ok {
+		end.SlowedAt, end.SlowedBy = ev.At, ev.URL
+	}
+	if c.st.crawlID != 0 {
+		werr = errors.Join(werr, c.st.finishCrawl(ctx, end))
+	}
+
+	if res.outcome != "off_limits" && c.st.crawlID != 0 {
+		c.printSummary(ctx, stdout, res, fs)
+	}
+	switch {
+	case res.outcome == "off_limits":
+		fmt.Fprintf(stderr, "audit: %v\n", res.err)
+		return exitOffLimits
+	case res.outcome == "interrupted":
+		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d)\n", c.cfg.DB, c.st.crawlID)
+		return exitFailure
+	case res.err != nil:
+		fmt.Fprintf(stderr, "audit: %v\n", res.err)
+		return exitFailure
+	case werr != nil:
+		fmt.Fprintf(stderr, "audit: writing %s: %v\n", c.cfg.DB, werr)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// findings reads the crawl back from the database and analyses it.
+func (c *crawler) findings(ctx context.Context) ([]findingRecord, error) {
+	pages, err := c.st.loadPages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	links, err := c.st.loadLinks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	smURLs, err := c.st.loadStrings(ctx, `SELECT sitemap, url FROM sitemap_urls WHERE crawl_id = ?`)
+	if err != nil {
+		return nil, err
+	}
+	sitemaps, err := c.st.loadSitemaps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := c.st.loadRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in := analysisInput{Pages: pages, Links: links, SitemapURLs: smURLs, Sitemaps: sitemaps, Requests: reqs, Normalize: normalizeOrSelf}
+	if ev, ok := c.slow.Tripped(); ok {
+		in.SlowedBy = ev.URL
+	}
+	return analyze(in), nil
+}
+
+func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult, fs []findingRecord) {
+	counts := map[string]int{}
+	for _, f := range fs {
+		counts[f.Kind]++
+	}
+	state := "finished"
+	if res.outcome != "finished" {
+		state = res.outcome
+	}
+	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d pages (%d fetched, %d blocked by robots.txt), %d requests, %d errors.\n",
+		c.st.crawlID, c.cfg.URL, state, res.ended.Sub(res.started).Round(time.Millisecond),
+		c.count.pages.Load(), c.count.fetched.Load(), c.count.blocked.Load(), c.count.requests.Load(), c.count.errors.Load())
+	if ev, ok := c.slow.Tripped(); ok {
+		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: one request at a time, 3 s apart, for the rest of the run.\n",
+			ev.URL, ev.At.Format(time.TimeOnly))
+	}
+	if len(fs) == 0 {
+		fmt.Fprintln(w, "No findings.")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nFINDING\tCOUNT\tEXAMPLE")
+		example := map[string]findingRecord{}
+		for _, f := range fs {
+			if _, ok := example[f.Kind]; !ok {
+				example[f.Kind] = f
+			}
+		}
+		for _, k := range orderedKinds(counts) {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncate(example[k].URL+"  "+example[k].Detail, 100))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\nWritten to %s (crawl %d). Try:\n  sqlite3 %s \"SELECT kind, url, detail FROM findings WHERE crawl_id = %d ORDER BY kind\"\n",
+		c.cfg.DB, c.st.crawlID, c.cfg.DB, c.st.crawlID)
+}
+
+func orderedKinds(counts map[string]int) []string {
+	rank := map[string]int{}
+	for i, k := range kindOrder {
+		rank[k] = i
+	}
+	var ks []string
+	for k := range counts {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		ri, iok := rank[ks[i]]
+		rj, jok := rank[ks[j]]
+		if iok != jok {
+			return iok
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return ks[i] < ks[j]
+	})
+	return ks
+}

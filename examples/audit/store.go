@@ -1,0 +1,583 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/polite/internal/urlnorm"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
+// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text.
+const schema = `
+CREATE TABLE IF NOT EXISTS crawls (
+	id            INTEGER PRIMARY KEY,
+	start_url     TEXT NOT NULL,
+	user_agent    TEXT NOT NULL,
+	robots_token  TEXT NOT NULL,
+	started_at    TEXT NOT NULL,
+	finished_at   TEXT,
+	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
+	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | failed
+	message       TEXT,                   -- why it stopped, when it did not finish
+	pages         INTEGER,                -- page rows written (fetched + blocked)
+	requests      INTEGER,                -- HTTP requests sent, all kinds
+	slowed_at     TEXT,                   -- when a 429 slowed the rest of the run down
+	slowed_by     TEXT                    -- the URL that answered that 429
+);
+CREATE TABLE IF NOT EXISTS pages (
+	crawl_id          INTEGER NOT NULL REFERENCES crawls(id),
+	url               TEXT NOT NULL,      -- normalized URL as queued
+	final_url         TEXT,               -- after redirects
+	status            INTEGER,            -- final HTTP status; NULL when no response (blocked, error)
+	redirects         TEXT,               -- JSON [{"url","status","location"}...], one per hop
+	redirect_count    INTEGER NOT NULL DEFAULT 0,
+	depth             INTEGER NOT NULL,
+	found_on          TEXT,               -- the page it was first found on ('' = start page / sitemap)
+	source            TEXT NOT NULL,      -- start | link | sitemap | redirect
+	content_type      TEXT,
+	response_ms       REAL,               -- total time of the last attempt incl. body
+	ttfb_ms           REAL,
+	bytes             INTEGER,
+	truncated         INTEGER NOT NULL DEFAULT 0,
+	attempts          INTEGER,            -- requests sent for it: retries and redirect hops included
+	title             TEXT,
+	title_count       INTEGER,
+	meta_description  TEXT,
+	description_count INTEGER,
+	canonical         TEXT,
+	meta_robots       TEXT,
+	x_robots_tag      TEXT,
+	h1                TEXT,               -- first h1
+	h1_count          INTEGER,
+	word_count        INTEGER,
+	links_internal    INTEGER,
+	links_external    INTEGER,
+	links_nofollow    INTEGER,
+	wordpress         INTEGER NOT NULL DEFAULT 0, -- the page looks like WordPress
+	wordpress_hint    TEXT,               -- why, e.g. generator "WordPress 6.4"
+	blocked_by_robots INTEGER NOT NULL DEFAULT 0,
+	robots_rule       TEXT,               -- the rule that blocked it
+	error             TEXT,               -- transport error, timeout, redirect problem
+	error_kind        TEXT,               -- timeout | network | too_many_redirects | redirect_loop | bad_redirect | disallowed_redirect | offsite_redirect | off_limits | other
+	fetched_at        TEXT,
+	PRIMARY KEY (crawl_id, url)
+);
+CREATE TABLE IF NOT EXISTS links (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	from_url  TEXT NOT NULL,
+	to_url    TEXT NOT NULL,              -- absolute, normalized when internal
+	external  INTEGER NOT NULL,
+	nofollow  INTEGER NOT NULL,
+	anchor    TEXT,
+	tag       TEXT                        -- a, link, area, img, script...
+);
+CREATE INDEX IF NOT EXISTS links_to ON links(crawl_id, to_url);
+CREATE INDEX IF NOT EXISTS links_from ON links(crawl_id, from_url);
+CREATE TABLE IF NOT EXISTS findings (
+	id        INTEGER PRIMARY KEY,
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	kind      TEXT NOT NULL,
+	detail    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS findings_kind ON findings(crawl_id, kind);
+CREATE TABLE IF NOT EXISTS sitemaps (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	parent    TEXT,                       -- '' for a sitemap named in robots.txt
+	level     INTEGER NOT NULL,           -- 0 = named in robots.txt
+	status    INTEGER,
+	kind      TEXT,                       -- urlset | sitemapindex | text | rss | atom
+	entries   INTEGER,
+	skipped   INTEGER,                    -- entries skipped: invalid, duplicate, outside the sitemap's scope
+	not_followed INTEGER,                 -- index children not fetched: deeper than two levels
+	error     TEXT
+);
+CREATE TABLE IF NOT EXISTS sitemap_urls (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	sitemap   TEXT NOT NULL,
+	url       TEXT NOT NULL               -- as listed
+);
+CREATE INDEX IF NOT EXISTS sitemap_urls_url ON sitemap_urls(crawl_id, url);
+CREATE TABLE IF NOT EXISTS requests (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	purpose   TEXT NOT NULL,              -- llms | wordpress
+	status    INTEGER,
+	content_type TEXT,
+	location  TEXT,
+	bytes     INTEGER,
+	error     TEXT
+);
+`
+
+// Hop is one redirect of a page's chain as stored in pages.redirects.
+type hopRecord struct {
+	URL      string `json:"url"`
+	Status   int    `json:"status"`
+	Location string `json:"location"`
+}
+
+// pageRecord is one pages row.
+type pageRecord struct {
+	URL, FinalURL       string
+	Status              int // 0 = no response
+	Redirects           []hopRecord
+	Depth               int
+	FoundOn, Source     string
+	ContentType         string
+	Response, TTFB      time.Duration
+	Bytes               int
+	Truncated           bool
+	Attempts            int
+	Title               string
+	TitleCount          int
+	Description         string
+	DescriptionCount    int
+	Canonical           string
+	MetaRobots, XRobots string
+	H1                  string
+	H1Count, WordCount  int
+	Internal, External  int
+	Nofollow            int
+	WordPress           bool
+	WordPressHint       string
+	Blocked             bool
+	RobotsRule          string
+	Err, ErrKind        string
+	FetchedAt           time.Time
+	parsed              bool // HTML fields are meaningful
+	links               []linkRecord
+}
+
+type linkRecord struct {
+	From, To    string
+	External    bool
+	Nofollow    bool
+	Anchor, Tag string
+}
+
+type sitemapRecord struct {
+	URL, Parent      string
+	Level, Status    int
+	Kind             string
+	Entries, Skipped int
+	NotFollowed      int
+	Err              string
+}
+
+type requestRecord struct {
+	URL, Purpose string
+	Status       int
+	ContentType  string
+	Location     string
+	Bytes        int
+	Err          string
+}
+
+type findingRecord struct{ URL, Kind, Detail string }
+
+// crawlInfo is the crawls row written when a crawl starts.
+type crawlInfo struct {
+	StartURL, UserAgent, Token string
+	Started                    time.Time
+	Settings                   any
+}
+
+// store writes one crawl into the SQLite file. Writes go through one goroutine that commits whatever has
+// queued up in a single transaction: under load rows are batched, when idle each row commits at once, so a
+// crash or Ctrl-C loses at most the rows of the transaction in progress.
+type store struct {
+	db      *sql.DB
+	crawlID int64
+
+	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
+	insLink *sql.Stmt
+	ops     chan func(*sql.Tx) error
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	err     error // first write error
+	closing sync.Once
+}
+
+const batchMax = 1000
+
+func openStore(ctx context.Context, path string) (*store, error) {
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	return &store{db: db}, nil
+}
+
+func fmtTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// beginCrawl adds the crawls row and starts the writer.
+func (s *store) beginCrawl(ctx context.Context, c crawlInfo) error {
+	settings, err := json.Marshal(c.Settings)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO crawls (start_url, user_agent, robots_token, started_at, settings, outcome) VALUES (?,?,?,?,?, 'running')`,
+		c.StartURL, c.UserAgent, c.Token, fmtTime(c.Started), string(settings))
+	if err != nil {
+		return fmt.Errorf("add crawl: %w", err)
+	}
+	if s.crawlID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	if s.insPage, err = s.db.PrepareContext(ctx, insertPage); err != nil {
+		return err
+	}
+	if s.insLink, err = s.db.PrepareContext(ctx, insertLink); err != nil {
+		return err
+	}
+	s.ops = make(chan func(*sql.Tx) error, 4096)
+	s.wg.Add(1)
+	go s.writer()
+	return nil
+}
+
+func (s *store) writer() {
+	defer s.wg.Done()
+	for op := range s.ops {
+		batch := []func(*sql.Tx) error{op}
+	drain:
+		for len(batch) < batchMax {
+			select {
+			case more, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		if err := s.commit(batch); err != nil {
+			s.setErr(err)
+		}
+	}
+}
+
+func (s *store) commit(batch []func(*sql.Tx) error) error {
+	// A background context on purpose: rows of a cancelled (Ctrl-C) crawl must still reach the file.
+	tx, err := s.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	for _, op := range batch {
+		if err := op(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *store) setErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Err reports the first write error, if any.
+func (s *store) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *store) enqueue(op func(*sql.Tx) error) { s.ops <- op }
+
+// flush stops the writer after everything queued so far is committed. Later writes are synchronous.
+func (s *store) flush() error {
+	s.closing.Do(func() {
+		if s.ops != nil {
+			close(s.ops)
+			s.wg.Wait()
+		}
+	})
+	return s.Err()
+}
+
+func (s *store) close() error {
+	err := s.flush()
+	for _, st := range []*sql.Stmt{s.insPage, s.insLink} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return errors.Join(err, s.db.Close())
+}
+
+const insertLink = `INSERT INTO links (crawl_id, from_url, to_url, external, nofollow, anchor, tag) VALUES (?,?,?,?,?,?,?)`
+
+const insertPage = `INSERT OR REPLACE INTO pages (crawl_id, url, final_url, status, redirects, redirect_count, depth, found_on, source,
+	content_type, response_ms, ttfb_ms, bytes, truncated, attempts, title, title_count, meta_description, description_count,
+	canonical, meta_robots, x_robots_tag, h1, h1_count, word_count, links_internal, links_external, links_nofollow,
+	wordpress, wordpress_hint, blocked_by_robots, robots_rule, error, error_kind, fetched_at)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+func ms(d time.Duration) any {
+	if d == 0 {
+		return nil
+	}
+	return float64(d.Microseconds()) / 1000
+}
+
+// page queues a page row and its outgoing links.
+func (s *store) page(p *pageRecord) {
+	id := s.crawlID
+	s.enqueue(func(tx *sql.Tx) error {
+		var redirects any
+		if len(p.Redirects) > 0 {
+			b, _ := json.Marshal(p.Redirects)
+			redirects = string(b)
+		}
+		var html []any
+		if p.parsed {
+			html = []any{p.Title, p.TitleCount, p.Description, p.DescriptionCount, p.Canonical, p.MetaRobots,
+				nullStr(p.XRobots), p.H1, p.H1Count, p.WordCount, p.Internal, p.External, p.Nofollow}
+		} else {
+			html = []any{nil, nil, nil, nil, nil, nil, nullStr(p.XRobots), nil, nil, nil, nil, nil, nil}
+		}
+		args := []any{id, p.URL, nullStr(p.FinalURL), nullInt(p.Status), redirects, len(p.Redirects), p.Depth, p.FoundOn, p.Source,
+			nullStr(p.ContentType), ms(p.Response), ms(p.TTFB), p.Bytes, b2i(p.Truncated), p.Attempts}
+		args = append(args, html...)
+		args = append(args, b2i(p.WordPress), nullStr(p.WordPressHint), b2i(p.Blocked), nullStr(p.RobotsRule), nullStr(p.Err), nullStr(p.ErrKind), fmtTime(p.FetchedAt))
+		if _, err := tx.Stmt(s.insPage).Exec(args...); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
+		}
+		if len(p.links) == 0 {
+			return nil
+		}
+		st := tx.Stmt(s.insLink)
+		for _, l := range p.links {
+			if _, err := st.Exec(id, l.From, l.To, b2i(l.External), b2i(l.Nofollow), l.Anchor, l.Tag); err != nil {
+				return fmt.Errorf("write link %s -> %s: %w", l.From, l.To, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *store) sitemap(r sitemapRecord) {
+	id := s.crawlID
+	s.enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO sitemaps (crawl_id, url, parent, level, status, kind, entries, skipped, not_followed, error) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			id, r.URL, r.Parent, r.Level, nullInt(r.Status), nullStr(r.Kind), r.Entries, r.Skipped, r.NotFollowed, nullStr(r.Err))
+		return err
+	})
+}
+
+func (s *store) sitemapURL(sitemapURL, pageURL string) {
+	id := s.crawlID
+	s.enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO sitemap_urls (crawl_id, sitemap, url) VALUES (?,?,?)`, id, sitemapURL, pageURL)
+		return err
+	})
+}
+
+func (s *store) request(r requestRecord) {
+	id := s.crawlID
+	s.enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO requests (crawl_id, url, purpose, status, content_type, location, bytes, error) VALUES (?,?,?,?,?,?,?,?)`,
+			id, r.URL, r.Purpose, nullInt(r.Status), nullStr(r.ContentType), nullStr(r.Location), r.Bytes, nullStr(r.Err))
+		return err
+	})
+}
+
+// writeFindings replaces the crawl's findings in one transaction (after the writer has been flushed).
+func (s *store) writeFindings(ctx context.Context, fs []findingRecord) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM findings WHERE crawl_id = ?`, s.crawlID); err != nil {
+		return err
+	}
+	st, err := tx.Prepare(`INSERT INTO findings (crawl_id, url, kind, detail) VALUES (?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, f := range fs {
+		if _, err := st.Exec(s.crawlID, f.URL, f.Kind, f.Detail); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// crawlEnd is what finishCrawl writes to the crawls row.
+type crawlEnd struct {
+	Finished         time.Time
+	Outcome, Message string
+	Pages, Requests  int
+	SlowedAt         time.Time
+	SlowedBy         string
+}
+
+func (s *store) finishCrawl(ctx context.Context, e crawlEnd) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE crawls SET finished_at=?, outcome=?, message=?, pages=?, requests=?, slowed_at=?, slowed_by=? WHERE id=?`,
+		fmtTime(e.Finished), e.Outcome, nullStr(e.Message), e.Pages, e.Requests, fmtTime(e.SlowedAt), nullStr(e.SlowedBy), s.crawlID)
+	return err
+}
+
+// loadPages reads the crawl's pages back for the analysis.
+func (s *store) loadPages(ctx context.Context) ([]*pageRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
+		COALESCE(found_on,''), source, COALESCE(content_type,''), title IS NOT NULL, COALESCE(title,''), COALESCE(title_count,0),
+		COALESCE(meta_description,''), COALESCE(description_count,0), COALESCE(canonical,''), COALESCE(meta_robots,''),
+		COALESCE(x_robots_tag,''), COALESCE(h1_count,0), COALESCE(word_count,0), wordpress, COALESCE(wordpress_hint,''), blocked_by_robots,
+		COALESCE(robots_rule,''), COALESCE(error,''), COALESCE(error_kind,'')
+		FROM pages WHERE crawl_id = ? ORDER BY depth, url`, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*pageRecord
+	for rows.Next() {
+		p := &pageRecord{}
+		var redirects string
+		var wp, blocked int
+		if err := rows.Scan(&p.URL, &p.FinalURL, &p.Status, &redirects, &p.Depth, &p.FoundOn, &p.Source, &p.ContentType,
+			&p.parsed, &p.Title, &p.TitleCount, &p.Description, &p.DescriptionCount, &p.Canonical, &p.MetaRobots, &p.XRobots,
+			&p.H1Count, &p.WordCount, &wp, &p.WordPressHint, &blocked, &p.RobotsRule, &p.Err, &p.ErrKind); err != nil {
+			return nil, err
+		}
+		p.WordPress, p.Blocked = wp == 1, blocked == 1
+		if redirects != "" {
+			_ = json.Unmarshal([]byte(redirects), &p.Redirects)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// loadLinks reads every link of the crawl.
+func (s *store) loadLinks(ctx context.Context) ([]linkRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT from_url, to_url, external, nofollow, COALESCE(anchor,''), COALESCE(tag,'') FROM links WHERE crawl_id = ?`, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []linkRecord
+	for rows.Next() {
+		var l linkRecord
+		var ext, nf int
+		if err := rows.Scan(&l.From, &l.To, &ext, &nf, &l.Anchor, &l.Tag); err != nil {
+			return nil, err
+		}
+		l.External, l.Nofollow = ext == 1, nf == 1
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func (s *store) loadStrings(ctx context.Context, query string) ([][2]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{a, b})
+	}
+	return out, rows.Err()
+}
+
+// loadSitemaps reads the crawl's sitemap reports.
+func (s *store) loadSitemaps(ctx context.Context) ([]sitemapRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(parent,''), level, COALESCE(status,0), COALESCE(kind,''),
+		COALESCE(entries,0), COALESCE(skipped,0), COALESCE(error,'') FROM sitemaps WHERE crawl_id = ?`, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sitemapRecord
+	for rows.Next() {
+		var r sitemapRecord
+		if err := rows.Scan(&r.URL, &r.Parent, &r.Level, &r.Status, &r.Kind, &r.Entries, &r.Skipped, &r.Err); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// loadRequests reads the llms.txt and WordPress probe answers.
+func (s *store) loadRequests(ctx context.Context) ([]requestRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, purpose, COALESCE(status,0), COALESCE(content_type,''), COALESCE(location,''),
+		COALESCE(bytes,0), COALESCE(error,'') FROM requests WHERE crawl_id = ? ORDER BY rowid`, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []requestRecord
+	for rows.Next() {
+		var r requestRecord
+		if err := rows.Scan(&r.URL, &r.Purpose, &r.Status, &r.ContentType, &r.Location, &r.Bytes, &r.Err); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// normalizeOrSelf normalizes a URL for comparison, or returns it unchanged when it cannot be parsed.
+func normalizeOrSelf(raw string) string {
+	if n, err := urlnorm.Normalize(raw); err == nil {
+		return n
+	}
+	return raw
+}

@@ -1,0 +1,361 @@
+// Command monitor is a tracked-URL change monitor that behaves as the
+// 2-UAcomBot page promises site owners: it takes periodic plain-HTTP
+// snapshots of the pages a user tracks, extracts their SEO fields, and reports
+// what changed between consecutive snapshots.
+//
+// Every request (robots.txt included) carries the 2-UAcomBot user agent and
+// the header X-AGENT: 2-UA. Before every snapshot the host's robots.txt is
+// consulted; parsed rules are cached per host for one hour in the database,
+// so the one-hour promise holds across runs. A disallowed page is not fetched;
+// its snapshot row says blocked_by_robots = 1 and carries no SEO fields. A
+// robots.txt answering 5xx, or not answering, is a temporary disallow that is
+// re-checked after five minutes; 404 and 410 mean no rules. Pages of one host
+// are fetched one at a time with a gap of at least one second.
+//
+// Usage:
+//
+//	monitor track   -db PATH [-interval 6h] URL...
+//	monitor untrack -db PATH URL...
+//	monitor run     -db PATH          take every due snapshot once (for cron)
+//	monitor watch   -db PATH          the same in a loop until Ctrl-C
+//	monitor report  -db PATH [-since DURATION]
+//	monitor status  -db PATH
+//
+// Common flags: -user-agent, -timeout (15s), -resolve HOST:PORT:ADDR
+// (repeatable). The proxy environment (HTTPS_PROXY, NO_PROXY, ...) is
+// honoured. Exit status: 0 success, 2 usage error, 1 failure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/internal/urlnorm"
+)
+
+const (
+	// defaultUserAgent is the identity the 2-UAcomBot page publishes.
+	defaultUserAgent = "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)"
+	// minInterval is the smallest snapshot interval: the page promises at
+	// most one snapshot per tracked page per six hours.
+	minInterval = 6 * time.Hour
+	// minGap is the smallest pause between two requests to one host.
+	minGap = time.Second
+	// robotsTTL is how long parsed robots.txt rules are reused, across runs.
+	robotsTTL = time.Hour
+	// robotsRecheck is when an unreachable (5xx) robots.txt is asked again.
+	robotsRecheck = 5 * time.Minute
+	// maxWatchSleep bounds one sleep of watch so that pages tracked by
+	// another process while it sleeps are picked up within a minute.
+	maxWatchSleep = time.Minute
+	// maxURLLen bounds a tracked URL (the frontier's limit).
+	maxURLLen = 8192
+	// maxParallel is the most requests in flight at once (the frontier's limit).
+	maxParallel = 16
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	// The first Ctrl-C cancels the context: in-flight requests stop, every
+	// snapshot already taken is committed, the database is closed cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what tests replace: the clock, the way watch sleeps, and the base
+// HTTP transport. The zero value is the real world.
+type env struct {
+	now       func() time.Time
+	sleep     func(ctx context.Context, d time.Duration) error
+	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
+	// anyGap lets benchmarks set -gap below the one-second floor.
+	anyGap bool
+}
+
+func (e env) clock() func() time.Time {
+	if e.now != nil {
+		return e.now
+	}
+	return time.Now
+}
+
+func (e env) sleeper() func(ctx context.Context, d time.Duration) error {
+	if e.sleep != nil {
+		return e.sleep
+	}
+	return func(ctx context.Context, d time.Duration) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// run is main without the process: it parses args, does the work, and
+// returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEnv(ctx, args, stdout, stderr, env{})
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+const usageText = `usage:
+  monitor track   -db PATH [-interval 6h] URL...
+  monitor untrack -db PATH URL...
+  monitor run     -db PATH [-gap 1s] [-parallel 8]
+  monitor watch   -db PATH [-gap 1s] [-parallel 8]
+  monitor report  -db PATH [-since DURATION]
+  monitor status  -db PATH
+common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable)
+run "monitor COMMAND -h" for the flags of one command
+`
+
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageText)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "track", "untrack", "run", "watch", "report", "status":
+		err = command(ctx, cmd, rest, stdout, stderr, e)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "monitor: unknown command %q\n%s", cmd, usageText)
+		return exitUsage
+	}
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "monitor %s: %v\n", cmd, err)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "monitor %s: %v\n", cmd, err)
+		return exitFailure
+	}
+}
+
+// options are the parsed flags of one command.
+type options struct {
+	db        string
+	userAgent string
+	timeout   time.Duration
+	resolve   resolveFlag
+	interval  time.Duration
+	since     time.Duration
+	gap       time.Duration
+	parallel  int
+}
+
+// resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.
+type resolveFlag map[string]string
+
+func (r resolveFlag) String() string { return fmt.Sprint(map[string]string(r)) }
+
+func (r resolveFlag) Set(v string) error {
+	m, err := fetch.ParseResolve(v)
+	if err != nil {
+		return err
+	}
+	for k, to := range m {
+		r[k] = to
+	}
+	return nil
+}
+
+func command(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer, e env) error {
+	o := options{resolve: resolveFlag{}}
+	fs := flag.NewFlagSet("monitor "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.db, "db", "", "path of the SQLite database (created if missing)")
+	fs.StringVar(&o.userAgent, "user-agent", defaultUserAgent, "User-Agent of every request; its product token is matched in robots.txt")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Second, "timeout of one request")
+	fs.Var(o.resolve, "resolve", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
+	switch cmd {
+	case "track":
+		fs.DurationVar(&o.interval, "interval", minInterval, "time between two snapshots of a page (minimum 6h)")
+	case "report":
+		fs.DurationVar(&o.since, "since", 0, "only changes found in this recent period (0: all)")
+	case "run", "watch":
+		fs.DurationVar(&o.gap, "gap", minGap, "pause between two requests to one host (minimum 1s)")
+		fs.IntVar(&o.parallel, "parallel", 8, "hosts fetched at the same time")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if o.db == "" {
+		return usagef("-db PATH is required")
+	}
+	if o.timeout <= 0 {
+		return usagef("-timeout must be positive, got %v", o.timeout)
+	}
+	if strings.TrimSpace(o.userAgent) == "" || len(o.userAgent) > 512 || strings.ContainsAny(o.userAgent, "\r\n") {
+		return usagef("-user-agent must be one non-empty line of at most 512 bytes")
+	}
+	var urls []string
+	switch cmd {
+	case "track", "untrack":
+		if fs.NArg() == 0 {
+			return usagef("no URL given")
+		}
+		for _, raw := range fs.Args() {
+			u, err := canonicalURL(raw)
+			if err != nil {
+				return &usageError{err.Error()}
+			}
+			urls = append(urls, u)
+		}
+		if cmd == "track" && o.interval < minInterval {
+			return usagef("-interval %v is below the minimum of %s", o.interval, fmtDuration(minInterval))
+		}
+	default:
+		if fs.NArg() > 0 {
+			return usagef("unexpected argument %q", fs.Arg(0))
+		}
+	}
+	if cmd == "report" && o.since < 0 {
+		return usagef("-since must not be negative, got %v", o.since)
+	}
+	if (cmd == "run" || cmd == "watch") && !e.anyGap && o.gap < minGap {
+		return usagef("-gap %v is below the minimum of %s", o.gap, fmtDuration(minGap))
+	}
+	if (cmd == "run" || cmd == "watch") && (o.parallel < 1 || o.parallel > maxParallel) {
+		return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
+	}
+
+	st, err := openStore(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := e.clock()
+
+	switch cmd {
+	case "track":
+		if err := st.track(ctx, urls, o.interval, now()); err != nil {
+			return err
+		}
+		for _, u := range urls {
+			fmt.Fprintf(stdout, "tracking %s every %s\n", u, fmtDuration(o.interval))
+		}
+		return nil
+	case "untrack":
+		missing, err := st.untrack(ctx, urls)
+		if err != nil {
+			return err
+		}
+		for _, u := range urls {
+			if !contains(missing, u) {
+				fmt.Fprintf(stdout, "untracked %s\n", u)
+			}
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("not tracked: %s", strings.Join(missing, " "))
+		}
+		return nil
+	case "report":
+		return writeReport(ctx, st, stdout, now(), o.since)
+	case "status":
+		return writeStatus(ctx, st, stdout, now(), productToken(o.userAgent))
+	case "run":
+		m, err := newMonitor(st, o, e)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		sum, err := m.runOnce(ctx, stdout)
+		fmt.Fprintln(stdout, sum)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w (every snapshot taken is saved; the rest stay due)", ctx.Err())
+		}
+		return nil
+	case "watch":
+		m, err := newMonitor(st, o, e)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		return m.watch(ctx, stdout, e.sleeper())
+	}
+	return usagef("unknown command %q", cmd)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// canonicalURL checks that raw is an absolute http(s) URL and returns it in
+// the one form stored in the database (internal/urlnorm: lower-case scheme
+// and host, no default port, no fragment, "/" for an empty path), which is
+// also the form the frontier hands back.
+func canonicalURL(raw string) (string, error) {
+	if len(raw) > maxURLLen {
+		return "", fmt.Errorf("URL longer than %d bytes (starts %.60q)", maxURLLen, raw)
+	}
+	n, err := urlnorm.Normalize(raw)
+	if err != nil {
+		return "", fmt.Errorf("bad URL %q: want an absolute http:// or https:// URL (%v)", raw, err)
+	}
+	if u, err := url.Parse(n); err != nil || u.User != nil {
+		return "", fmt.Errorf("bad URL %q: want http(s)://host/path without user info", raw)
+	}
+	return n, nil
+}
+
+// fmtDuration prints 6h0m0s as 6h and 1m30s as 1m30s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

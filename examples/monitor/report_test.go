@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func seed(t *testing.T, st *store, snaps ...*snapshot) {
+	t.Helper()
+	ctx := context.Background()
+	for _, sn := range snaps {
+		require.NoError(t, st.track(ctx, []string{sn.PageURL}, 6*time.Hour, t0))
+		require.NoError(t, st.saveSnapshot(ctx, sn))
+	}
+}
+
+func report(t *testing.T, st *store, now time.Time, since time.Duration) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, writeReport(context.Background(), st, &buf, now, since))
+	return buf.String()
+}
+
+func TestReportShowsChangedFieldsOldAndNew(t *testing.T) {
+	st := openTestStore(t, tempDB(t))
+	const u = "https://a.example/pricing"
+	seed(t, st,
+		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "Pricing", MetaDescription: "Cheap", H1: "Plans",
+			ContentHash: "aa", WordCount: 100, ResponseTime: time.Millisecond},
+		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
+			H1: "Plans", ContentHash: "bb", WordCount: 120, ResponseTime: 9 * time.Millisecond,
+			Hreflang: []alternate{{"de", "https://a.example/de/pricing"}}},
+		&snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
+			H1: "Plans", ContentHash: "bb", WordCount: 120, ResponseTime: 5 * time.Millisecond,
+			Hreflang: []alternate{{"de", "https://a.example/de/pricing"}}},
+	)
+	got := report(t, st, t0.Add(13*time.Hour), 0)
+	want := `https://a.example/pricing
+  2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
+    title: "Pricing" -> "Pricing plans"
+    hreflang: "" -> "de=https://a.example/de/pricing"
+    content_hash: "aa" -> "bb"
+    word_count: "100" -> "120"
+`
+	assert.Equal(t, want, got, "the third snapshot changed nothing (response time is not a field)")
+}
+
+func TestReportOmitsPagesWhileBlocked(t *testing.T) {
+	st := openTestStore(t, tempDB(t))
+	const blocked, unblocked = "https://a.example/private", "https://a.example/blog/"
+	seed(t, st,
+		&snapshot{PageURL: blocked, TakenAt: t0, Status: 200, Title: "Old"},
+		&snapshot{PageURL: blocked, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
+		&snapshot{PageURL: blocked, TakenAt: t0.Add(12 * time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
+		// Blocked once, then allowed again: the blocked row is skipped and
+		// the allowed snapshots around it are compared.
+		&snapshot{PageURL: unblocked, TakenAt: t0, Status: 200, Title: "One"},
+		&snapshot{PageURL: unblocked, TakenAt: t0.Add(6 * time.Hour), Blocked: true},
+		&snapshot{PageURL: unblocked, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Two"},
+	)
+	got := report(t, st, t0.Add(13*time.Hour), 0)
+	assert.NotContains(t, got, blocked)
+	assert.Contains(t, got, unblocked+"\n  2026-11-29 12:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"One\" -> \"Two\"\n")
+	assert.NotContains(t, got, "status")
+}
+
+func TestReportSince(t *testing.T) {
+	st := openTestStore(t, tempDB(t))
+	const u = "https://a.example/"
+	seed(t, st,
+		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "A"},
+		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "B"},
+		&snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 404},
+	)
+	got := report(t, st, t0.Add(13*time.Hour), 2*time.Hour)
+	assert.NotContains(t, got, `"A" -> "B"`)
+	assert.Contains(t, got, "    status: \"200\" -> \"404\"\n    title: \"B\" -> \"\"\n")
+
+	assert.Equal(t, "no changes\n", report(t, st, t0.Add(30*time.Hour), time.Hour))
+}
+
+func TestReportEscapesHostileValues(t *testing.T) {
+	st := openTestStore(t, tempDB(t))
+	const u = "https://a.example/"
+	seed(t, st,
+		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "plain"},
+		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "\x1b[2Jgotcha\n" + strings.Repeat("x", 1000)},
+	)
+	got := report(t, st, t0.Add(7*time.Hour), 0)
+	assert.NotContains(t, got, "\x1b")
+	assert.Contains(t, got, `\x1b[2Jgotcha\n`)
+	assert.Less(t, len(got), 600)
+}
+
+func TestReportCLI(t *testing.T) {
+	clk := newFakeClock()
+	db := tempDB(t)
+	st := openTestStore(t, db)
+	seed(t, st,
+		&snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-7 * time.Hour), Status: 200, Canonical: "https://a.example/"},
+		&snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-time.Hour), Status: 200, Canonical: "https://a.example/home"},
+	)
+	code, out, errOut := cli(t, env{now: clk.Now}, "report", "-db", db, "-since", "2h")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `canonical: "https://a.example/" -> "https://a.example/home"`)
+}
+
+func TestStatusShowsSkippedBanner(t *testing.T) {
+	clk := newFakeClock()
+	db := tempDB(t)
+	st := openTestStore(t, db)
+	ctx := context.Background()
+	seed(t, st,
+		&snapshot{PageURL: "https://a.example/private", TakenAt: clk.Now().Add(-time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
+		&snapshot{PageURL: "https://a.example/ok", TakenAt: clk.Now().Add(-time.Hour), Status: 200},
+		&snapshot{PageURL: "https://a.example/gone", TakenAt: clk.Now().Add(-time.Hour), Status: 0, Error: "dial tcp: connection refused"},
+	)
+	require.NoError(t, st.track(ctx, []string{"https://b.example/"}, 6*time.Hour, clk.Now()))
+	require.NoError(t, st.deferPage(ctx, "https://b.example/", clk.Now(), clk.Now().Add(5*time.Minute), "robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z"))
+
+	code, out, errOut := cli(t, env{now: clk.Now}, "status", "-db", db)
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4)
+	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  error: dial tcp: connection refused", lines[0])
+	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  ok: HTTP 200", lines[1])
+	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  "+
+		"Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.", lines[2])
+	assert.Equal(t, "https://b.example/  last check: 2026-11-29 12:00:00Z  next due: 2026-11-29 12:05:00Z  "+
+		"waiting: robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z", lines[3])
+
+	// The token follows the configured user agent.
+	code, out, _ = cli(t, env{now: clk.Now}, "status", "-db", db, "-user-agent", "Mozilla/5.0 (compatible; OtherBot/2.0; +https://x.example/)")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Latest check was skipped — robots.txt disallows OtherBot on this path.")
+}

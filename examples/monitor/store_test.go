@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/robots"
+)
+
+func openTestStore(t *testing.T, path string) *store {
+	t.Helper()
+	st, err := openStore(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestSchemaAndWAL(t *testing.T) {
+	path := tempDB(t)
+	st := openTestStore(t, path)
+	ctx := context.Background()
+	var mode string
+	require.NoError(t, st.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", strings.ToLower(mode))
+	for _, table := range []string{"pages", "snapshots", "robots_cache"} {
+		var n int
+		require.NoError(t, st.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?", table).Scan(&n))
+		assert.Equal(t, 1, n, table)
+	}
+	// Opening again applies the schema again without harm.
+	require.NoError(t, st.Close())
+	openTestStore(t, path)
+}
+
+func TestOpenRefusesDriverOptionsInPath(t *testing.T) {
+	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro")
+	assert.Error(t, err)
+	_, err = openStore(context.Background(), "")
+	assert.Error(t, err)
+}
+
+func TestSnapshotSchedulesNextCheck(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+
+	due, err := st.duePages(ctx, t0)
+	require.NoError(t, err)
+	require.Len(t, due, 1, "a new page is due at once")
+
+	sn := &snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(time.Minute), Status: 200, Title: "A",
+		Redirects: []hop{{URL: "http://a.example/", Status: 301, Location: "https://a.example/"}},
+		Hreflang:  []alternate{{Hreflang: "de", URL: "https://a.example/de/"}}, ResponseTime: 42 * time.Millisecond}
+	require.NoError(t, st.saveSnapshot(ctx, sn))
+
+	due, err = st.duePages(ctx, t0.Add(6*time.Hour))
+	require.NoError(t, err)
+	assert.Empty(t, due, "not due again within the interval")
+	due, err = st.duePages(ctx, t0.Add(6*time.Hour+time.Minute))
+	require.NoError(t, err)
+	assert.Len(t, due, 1, "due one interval after the snapshot")
+
+	got, err := st.snapshots(ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.Equal(t, sn.Redirects, got[0].Redirects)
+	assert.Equal(t, sn.Hreflang, got[0].Hreflang)
+	assert.Equal(t, 42*time.Millisecond, got[0].ResponseTime)
+	assert.Equal(t, sn.TakenAt, got[0].TakenAt)
+
+	pages, err := st.pages(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, outcomeOK, pages[0].LastOutcome)
+	assert.Equal(t, "HTTP 200", pages[0].LastDetail)
+
+	// Re-tracking with a longer interval reschedules from the last snapshot.
+	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 24*time.Hour, t0.Add(time.Hour)))
+	pages, err = st.pages(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, sn.TakenAt.Add(24*time.Hour), pages[0].NextDue)
+}
+
+func TestBlockedSnapshotHasNoSEOFields(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://a.example/x"}, 6*time.Hour, t0))
+	// Even if a caller filled fields in, a blocked row stores status/word
+	// count/response time as NULL.
+	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/x", TakenAt: t0, Blocked: true,
+		RobotsRule: `disallowed by "Disallow: /"`, Status: 200, WordCount: 5}))
+	var blocked int
+	var status, words, ms, title any
+	require.NoError(t, st.db.QueryRowContext(ctx,
+		`SELECT blocked_by_robots, status, word_count, response_ms, title FROM snapshots`).Scan(&blocked, &status, &words, &ms, &title))
+	assert.Equal(t, 1, blocked)
+	assert.Nil(t, status)
+	assert.Nil(t, words)
+	assert.Nil(t, ms)
+	assert.Nil(t, title)
+}
+
+func TestDeferPageWaitsForRobotsRecheck(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.deferPage(ctx, "https://a.example/", t0, t0.Add(5*time.Minute), "robots.txt unreachable (HTTP 503)"))
+
+	due, err := st.duePages(ctx, t0.Add(5*time.Minute-time.Second))
+	require.NoError(t, err)
+	assert.Empty(t, due)
+	due, err = st.duePages(ctx, t0.Add(5*time.Minute))
+	require.NoError(t, err)
+	assert.Len(t, due, 1)
+	next, ok, err := st.nextDue(ctx)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, t0.Add(5*time.Minute), next)
+
+	// A snapshot clears the wait.
+	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(6 * time.Minute), Status: 200}))
+	pages, err := st.pages(ctx)
+	require.NoError(t, err)
+	assert.True(t, pages[0].RetryAt.IsZero())
+}
+
+func TestSnapshotOfUntrackedPageIsDropped(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://gone.example/", TakenAt: time.Now(), Status: 200}))
+	snaps, err := st.snapshots(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, snaps)
+}
+
+func TestUntrackDeletesSnapshots(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/", TakenAt: t0, Status: 200}))
+	missing, err := st.untrack(ctx, []string{"https://a.example/", "https://b.example/"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://b.example/"}, missing)
+	snaps, err := st.snapshots(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, snaps)
+}
+
+func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
+	ctx := context.Background()
+	path := tempDB(t)
+	st, err := openStore(ctx, path)
+	require.NoError(t, err)
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)
+	e := robots.Entry{Authority: "https://a.example", URL: "https://a.example/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
+		FetchedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	require.NoError(t, robotsStore{st}.Save(ctx, e))
+	e2 := robots.Entry{Authority: "http://b.example:80", Status: 503, FetchedAt: t0, ExpiresAt: t0.Add(5 * time.Minute), Err: "HTTP 503"}
+	require.NoError(t, robotsStore{st}.Save(ctx, e2))
+	require.NoError(t, st.Close())
+
+	st2 := openTestStore(t, path)
+	got, ok, err := robotsStore{st2}.Load(ctx, "https://a.example")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, e.Body, got.Body)
+	assert.Equal(t, e.URL, got.URL)
+	assert.True(t, e.FetchedAt.Equal(got.FetchedAt))
+	assert.True(t, e.ExpiresAt.Equal(got.ExpiresAt))
+	got2, ok, err := robotsStore{st2}.Load(ctx, "http://b.example:80")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, 503, got2.Status)
+	assert.Equal(t, "HTTP 503", got2.Err)
+	assert.Nil(t, got2.Body)
+
+	_, ok, err = robotsStore{st2}.Load(ctx, "http://c.example:80")
+	require.NoError(t, err)
+	assert.False(t, ok)
+
+	// Saving again replaces the row.
+	e.Status = 404
+	e.Body = nil
+	require.NoError(t, robotsStore{st2}.Save(ctx, e))
+	got, _, err = robotsStore{st2}.Load(ctx, "https://a.example")
+	require.NoError(t, err)
+	assert.Equal(t, 404, got.Status)
+}

@@ -1,0 +1,279 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http/httpproxy"
+
+	"github.com/politecrawl/polite/robots"
+)
+
+// Gate admits requests under the run's politeness limits (in flight, gap
+// between request starts, per host, slowdown); frontier.Frontier implements
+// it. fetch calls Acquire before every request it sends and calls release
+// exactly once, when that response's body is finished or the request failed.
+type Gate interface {
+	// Acquire blocks until a request to u may start now, or ctx ends, and
+	// returns release, to be called once the response body is finished.
+	Acquire(ctx context.Context, u *url.URL) (release func(), err error)
+}
+
+// RobotsChecker answers whether the crawler's token may fetch rawURL;
+// *robots.Cache implements it. Its error is non-nil only for a bad URL or a
+// done context: refusals are Verdicts.
+type RobotsChecker interface {
+	Check(ctx context.Context, token, rawURL string) (robots.Verdict, error)
+}
+
+// DefaultUserAgent is sent when no User-Agent is configured.
+const DefaultUserAgent = "polite-crawler/0.1 (+https://github.com/politecrawl/polite)"
+
+// defaultBase is the base transport shared by every Client and Transport
+// that leaves its own unset, so connections are pooled like
+// http.DefaultTransport's.
+var defaultBase = sync.OnceValue(func() *http.Transport { return NewBaseTransport(nil) })
+
+// Transport is a polite http.RoundTripper without robots.txt: it refuses
+// methods other than GET and HEAD before any I/O, sets the User-Agent and
+// extra headers on every request, and passes Gate before each one, releasing
+// the slot when the response body reaches EOF or is closed. robots.Cache uses
+// it as the transport of its *http.Client, so robots.txt fetches are polite
+// too. The zero value uses DefaultUserAgent, no gate, no timeout and a
+// shared NewBaseTransport(nil).
+//
+// Prefer Timeout to http.Client.Timeout: the client's timeout also runs
+// while the gate makes the request wait its turn, so a busy run would time
+// out requests that were never sent.
+type Transport struct {
+	Base      http.RoundTripper // nil = shared NewBaseTransport(nil)
+	UserAgent string            // "" = DefaultUserAgent; replaces the request's own
+	Header    http.Header       // extra headers, replacing the request's values
+	Gate      Gate              // nil = no politeness limits
+	// Timeout bounds each request from the moment the gate admits it:
+	// connect, headers and body. 0 means none.
+	Timeout time.Duration
+}
+
+// RoundTrip sends req politely. It does not modify req.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := checkRequest(req); err != nil {
+		return nil, err
+	}
+	ctx := req.Context()
+	r2 := req.Clone(ctx)
+	applyHeader(r2.Header, userAgent(t.UserAgent), t.Header)
+	release := nop
+	if t.Gate != nil {
+		rel, err := t.Gate.Acquire(ctx, req.URL)
+		if err != nil {
+			closeReqBody(req)
+			return nil, &Error{Op: req.Method, URL: req.URL.Redacted(), Err: fmt.Errorf("politeness gate: %w", err)}
+		}
+		if rel != nil {
+			release = rel
+		}
+	}
+	base := t.Base
+	if base == nil {
+		base = defaultBase()
+	}
+	rctx, cancel := ctx, context.CancelFunc(nop)
+	if t.Timeout > 0 {
+		rctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		r2 = r2.WithContext(rctx)
+	}
+	resp, err := base.RoundTrip(r2)
+	if err != nil {
+		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
+			err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: timeoutError(t.Timeout)}
+		}
+		cancel()
+		release()
+		return nil, err
+	}
+	resp.Body = &timeoutBody{
+		releaseBody: releaseBody{rc: resp.Body, release: release, cancel: cancel},
+		op:          req.Method,
+		url:         req.URL.Redacted(),
+		ctx:         ctx,
+		rctx:        rctx,
+		timeout:     t.Timeout,
+	}
+	return resp, nil
+}
+
+func nop() {}
+
+func userAgent(ua string) string {
+	if ua == "" {
+		return DefaultUserAgent
+	}
+	return ua
+}
+
+// applyHeader sets ua and the extra headers on h, replacing earlier values:
+// the crawler's identity is not negotiable per request.
+func applyHeader(h http.Header, ua string, extra http.Header) {
+	for k, vs := range extra {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	h.Set("User-Agent", ua)
+}
+
+// checkRequest refuses what fetch never sends, before any I/O.
+func checkRequest(req *http.Request) error {
+	if req.URL == nil {
+		closeReqBody(req)
+		return &Error{Op: req.Method, URL: "", Err: ErrBadURL}
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead:
+		return nil
+	}
+	closeReqBody(req)
+	return &Error{Op: req.Method, URL: req.URL.Redacted(), Err: ErrMethod}
+}
+
+// closeReqBody honours the RoundTripper contract: the request body is closed
+// even on errors.
+func closeReqBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// releaseBody releases the gate slot (and cancels the request's timeout
+// context, when it has one) once, at EOF, on a read error or on Close.
+type releaseBody struct {
+	rc      io.ReadCloser
+	release func()
+	cancel  context.CancelFunc
+	done    atomic.Bool
+}
+
+func (b *releaseBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil {
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *releaseBody) Close() error {
+	err := b.rc.Close()
+	b.finish()
+	return err
+}
+
+func (b *releaseBody) finish() {
+	if b.done.CompareAndSwap(false, true) {
+		if b.cancel != nil {
+			b.cancel()
+		}
+		b.release()
+	}
+}
+
+// NewBaseTransport returns the default base transport: like
+// http.DefaultTransport, with the proxy taken from HTTP_PROXY, HTTPS_PROXY
+// and NO_PROXY (read when it is called), and with resolve mapping dial
+// addresses like curl's --resolve. Keys are "host:port" (or "host" for every
+// port), values "addr:port" (or "addr" to keep the port); matching ignores
+// case. TLS still verifies the original host name. Malformed entries are
+// ignored; use [ParseResolve] to validate user input.
+func NewBaseTransport(resolve map[string]string) *http.Transport {
+	m := make(map[string]string, len(resolve))
+	for k, v := range resolve {
+		k = strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		if k == "" || v == "" {
+			continue
+		}
+		m[k] = v
+	}
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy: func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, mapAddr(m, addr))
+		},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   16, // the gate allows at most 16 in flight
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+	}
+}
+
+// mapAddr applies a resolve map to a dial address "host:port".
+func mapAddr(m map[string]string, addr string) string {
+	if len(m) == 0 {
+		return addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	host = strings.ToLower(host)
+	to, ok := m[net.JoinHostPort(host, port)]
+	if !ok {
+		if to, ok = m[host]; !ok {
+			return addr
+		}
+	}
+	if _, _, err := net.SplitHostPort(to); err == nil {
+		return to
+	}
+	return net.JoinHostPort(strings.Trim(to, "[]"), port)
+}
+
+// ParseResolve parses curl --resolve style entries "host:port:addr" into a map
+// for [NewBaseTransport]; addr may be a bracketed IPv6 address, and may carry
+// its own port ("host:443:127.0.0.1:8443") to reach a local test server.
+func ParseResolve(entries ...string) (map[string]string, error) {
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		host, rest, ok := strings.Cut(e, ":")
+		port, addr, ok2 := strings.Cut(rest, ":")
+		if !ok || !ok2 || host == "" || addr == "" || !isPort(port) {
+			return nil, fmt.Errorf("fetch: bad resolve entry %q: want host:port:addr", e)
+		}
+		to := addr
+		if h, p, err := net.SplitHostPort(addr); err == nil && isPort(p) { // addr:port, an extension
+			to = net.JoinHostPort(h, p)
+		} else {
+			a := strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]")
+			if net.ParseIP(a) == nil && strings.ContainsAny(a, "/[]: ") {
+				return nil, fmt.Errorf("fetch: bad resolve entry %q: bad address %q", e, addr)
+			}
+			to = net.JoinHostPort(a, port)
+		}
+		m[strings.ToLower(net.JoinHostPort(host, port))] = to
+	}
+	return m, nil
+}
+
+func isPort(s string) bool {
+	if s == "" || len(s) > 5 {
+		return false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n > 0 && n < 65536
+}

@@ -1,0 +1,125 @@
+package frontier
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/politecrawl/polite/backoff"
+)
+
+// Limits accepted by New. Values outside them are rejected, not clamped.
+const (
+	MinInFlight = 1                // least MaxInFlight and PerHostInFlight
+	MaxInFlight = 16               // most MaxInFlight and PerHostInFlight
+	MaxGap      = 60 * time.Second // most Gap and PerHostGap (least is 0)
+	MaxDepth    = 1000             // most Config.MaxDepth
+	// MaxURLLength is the longest URL Add accepts, before and after
+	// normalization (8 KiB).
+	MaxURLLength = 8 << 10
+)
+
+// Default limits: the audit crawler's published promise.
+const (
+	DefaultMaxPages    = 500
+	DefaultMaxDepth    = 5
+	DefaultMaxInFlight = 4
+	DefaultGap         = 300 * time.Millisecond
+)
+
+// Config holds a Frontier's settings. Start from DefaultConfig and change
+// fields; New validates every limit.
+type Config struct {
+	// MaxPages is the most URLs ever queued (the start pages included);
+	// 0 means no limit.
+	MaxPages int
+	// MaxDepth is the deepest link depth queued; start URLs are depth 0.
+	// 0..MaxDepth.
+	MaxDepth int
+	// MaxInFlight is the most requests in flight at once, run-wide. 1..16.
+	MaxInFlight int
+	// Gap is the least time between two request starts, run-wide. 0..60s.
+	Gap time.Duration
+	// PerHostInFlight is the most requests in flight to one host; 0 means
+	// MaxInFlight. 1..16 otherwise.
+	PerHostInFlight int
+	// PerHostGap is the least time between two request starts to one host,
+	// on top of Gap. 0..60s.
+	PerHostGap time.Duration
+
+	// Scope says which URLs belong to the crawl; nil means each start URL's
+	// host and its www/apex twin (see SameSite), the start URLs being those
+	// added at depth 0. Out-of-scope URLs are reported, never queued.
+	Scope Scope
+	// Robots, if set, is asked about every URL before it is queued;
+	// *robots.Cache implements it. RobotsToken is the product token asked
+	// for and must then be set.
+	Robots      Robots
+	RobotsToken string
+	// Slowdown is the run-wide latch; once it trips, at most its InFlight
+	// requests are in flight and its Gap separates starts, if stricter than
+	// the limits above. nil means no slowdown.
+	Slowdown *backoff.Slowdown
+	// Queue stores queued items and seen URLs; nil means an in-memory
+	// store (NewMemoryQueue).
+	Queue Queue
+	// Now returns the current time; nil means time.Now. Blocking calls
+	// (Next, Acquire) wait on real timers, so tests of them run inside a
+	// testing/synctest bubble; NextAt and TryAcquireAt take the time as an
+	// argument instead.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the audit crawler's limits: 500 pages, depth 5,
+// 4 requests in flight, 300 ms between request starts.
+func DefaultConfig() Config {
+	return Config{
+		MaxPages:    DefaultMaxPages,
+		MaxDepth:    DefaultMaxDepth,
+		MaxInFlight: DefaultMaxInFlight,
+		Gap:         DefaultGap,
+	}
+}
+
+// ConfigError reports a Config field outside its accepted range.
+type ConfigError struct {
+	Field string // e.g. "MaxInFlight"
+	Value any    // the rejected value
+	Range string // the accepted range, e.g. "1..16"
+}
+
+func (e *ConfigError) Error() string {
+	if e.Range == "" {
+		return fmt.Sprintf("frontier: %s: %v", e.Field, e.Value)
+	}
+	return fmt.Sprintf("frontier: %s %v out of range %s", e.Field, e.Value, e.Range)
+}
+
+func (c *Config) validate() error {
+	inRange := fmt.Sprintf("%d..%d", MinInFlight, MaxInFlight)
+	gapRange := "0s.." + MaxGap.String()
+	switch {
+	case c.MaxPages < 0:
+		return &ConfigError{"MaxPages", c.MaxPages, "0 (no limit) or more"}
+	case c.MaxDepth < 0 || c.MaxDepth > MaxDepth:
+		return &ConfigError{"MaxDepth", c.MaxDepth, fmt.Sprintf("0..%d", MaxDepth)}
+	case c.MaxInFlight < MinInFlight || c.MaxInFlight > MaxInFlight:
+		return &ConfigError{"MaxInFlight", c.MaxInFlight, inRange}
+	case c.Gap < 0 || c.Gap > MaxGap:
+		return &ConfigError{"Gap", c.Gap, gapRange}
+	case c.PerHostInFlight != 0 && (c.PerHostInFlight < MinInFlight || c.PerHostInFlight > MaxInFlight):
+		return &ConfigError{"PerHostInFlight", c.PerHostInFlight, "0 (= MaxInFlight) or " + inRange}
+	case c.PerHostGap < 0 || c.PerHostGap > MaxGap:
+		return &ConfigError{"PerHostGap", c.PerHostGap, gapRange}
+	case c.Robots != nil && c.RobotsToken == "":
+		return &ConfigError{Field: "RobotsToken", Value: `"" (required when Robots is set)`}
+	}
+	if s := c.Slowdown; s != nil {
+		if s.InFlight > MaxInFlight {
+			return &ConfigError{"Slowdown.InFlight", s.InFlight, "0 (= 1) or " + inRange}
+		}
+		if s.Gap > MaxGap {
+			return &ConfigError{"Slowdown.Gap", s.Gap, "0 (= 3s) or up to " + MaxGap.String()}
+		}
+	}
+	return nil
+}

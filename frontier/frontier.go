@@ -1,0 +1,547 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politecrawl/polite/internal/urlnorm"
+	"github.com/politecrawl/polite/robots"
+)
+
+// Item is a queued URL handed out by Next; give it back with Done.
+type Item struct {
+	URL   string // normalized
+	Depth int    // link depth; start URLs are 0
+	From  string // the page the URL was found on, as passed to Add
+	Host  string // host[:port] of URL: the key of per-host limits
+
+	ticket uint64 // identifies the hand-out for Done
+	host   *host  // saves Done a map lookup
+}
+
+// Frontier is a crawl frontier and politeness gate. It is safe for
+// concurrent use.
+type Frontier struct {
+	cfg   Config
+	now   func() time.Time
+	queue Queue
+
+	mu    sync.Mutex
+	hosts map[string]*host
+	ready hostHeap // hosts with queued items that may take another item
+
+	// Effective limits; stricter once the slowdown trips.
+	maxInFlight, perHostInFlight int
+	gap, perHostGap              int64 // ns
+	slowed                       bool
+
+	inFlight    int      // requests admitted by Acquire, not released
+	out         []uint64 // tickets of items handed out, not Done
+	lastStart   int64    // ns of the last request start
+	lastHandout int64    // ns of the last item handed out
+	nextTicket  uint64
+	nextHostID  uint64
+
+	queued, pending, accepted int // pending: Adds between reservation and robots answer
+	done, failed, requests    int
+	dropped                   [numOutcomes]int
+
+	wake chan struct{} // closed on any change waiters may care about; nil when nobody waits
+}
+
+type host struct {
+	name        string
+	id          uint64
+	queued      int
+	byDepth     []int32 // queued items per depth
+	minDepth    int
+	out         int // items handed out
+	inFlight    int // requests admitted
+	lastStart   int64
+	lastHandout int64
+	heapIdx     int // -1 when not in the ready heap
+	done        int
+	failed      int
+	requests    int
+	blocked     int
+	stopped     bool
+	inScope     bool // a start host or its twin (default scope)
+}
+
+const never = math.MinInt64 / 4 // "no start yet"; never + any gap stays far in the past
+
+// New returns a Frontier for cfg, or a *ConfigError naming the field and
+// its accepted range when a limit is out of range.
+func New(cfg Config) (*Frontier, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	f := &Frontier{
+		cfg:             cfg,
+		now:             cfg.Now,
+		queue:           cfg.Queue,
+		hosts:           make(map[string]*host),
+		maxInFlight:     cfg.MaxInFlight,
+		perHostInFlight: cfg.PerHostInFlight,
+		gap:             int64(cfg.Gap),
+		perHostGap:      int64(cfg.PerHostGap),
+		lastStart:       never,
+		lastHandout:     never,
+	}
+	if f.perHostInFlight == 0 {
+		f.perHostInFlight = f.maxInFlight
+	}
+	if f.now == nil {
+		f.now = time.Now
+	}
+	if f.queue == nil {
+		f.queue = NewMemoryQueue()
+	}
+	return f, nil
+}
+
+// Add normalizes rawURL, found at link depth depth on page from ("" for a
+// start URL, which has depth 0), and queues it or says why not. Robots is
+// asked only for a URL that passed every other check, before it is queued.
+// ctx bounds that check.
+func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from string) AddResult {
+	if len(rawURL) > MaxURLLength {
+		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
+	}
+	n, err := urlnorm.Normalize(rawURL)
+	if err != nil {
+		return f.drop(AddResult{Outcome: Invalid, URL: rawURL, Err: fmt.Errorf("%w: %w", ErrInvalidURL, err)})
+	}
+	if depth < 0 {
+		return f.drop(AddResult{Outcome: Invalid, URL: n, Err: fmt.Errorf("%w: negative depth %d for %s", ErrInvalidURL, depth, n)})
+	}
+	if len(n) > MaxURLLength {
+		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
+	}
+	res := AddResult{URL: n}
+	if f.cfg.Scope != nil {
+		u, err := url.Parse(n)
+		if err != nil || !f.cfg.Scope(u) {
+			res.Outcome = OutOfScope
+			return f.drop(res)
+		}
+	}
+	hostName := urlnorm.Host(n)
+
+	f.mu.Lock()
+	h, out, err := f.admitLocked(n, hostName, depth)
+	if out != Queued {
+		f.dropped[out]++
+		f.mu.Unlock()
+		res.Outcome, res.Err = out, err
+		return res
+	}
+	if f.cfg.Robots == nil {
+		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
+		f.mu.Unlock()
+		return res
+	}
+	f.mu.Unlock()
+
+	v, err := f.cfg.Robots.Check(ctx, f.cfg.RobotsToken, n)
+	res.Verdict = v
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending--
+	switch {
+	case err != nil:
+		res.Outcome, res.Err = Failed, fmt.Errorf("frontier: robots check of %s: %w", n, err)
+	case v.Outcome == robots.Disallowed:
+		res.Outcome = Disallowed
+	case v.Outcome == robots.Unreachable:
+		res.Outcome, res.Err = RobotsUnreachable, v.Err
+		if res.Err == nil {
+			res.Err = robots.ErrUnreachable
+		}
+	default:
+		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
+		return res
+	}
+	f.accepted--
+	f.dropped[res.Outcome]++
+	if res.Outcome == Disallowed || res.Outcome == RobotsUnreachable {
+		h.blocked++
+	}
+	f.notifyLocked() // the crawl may be complete now
+	return res
+}
+
+func (f *Frontier) drop(r AddResult) AddResult {
+	f.mu.Lock()
+	f.dropped[r.Outcome]++
+	f.mu.Unlock()
+	return r
+}
+
+// admitLocked runs the checks that need the lock and reserves a page for
+// the URL, returning its host and Queued, or why not.
+func (f *Frontier) admitLocked(n, hostName string, depth int) (*host, Outcome, error) {
+	h := f.hosts[hostName]
+	if f.cfg.Scope == nil && (h == nil || !h.inScope) {
+		if depth > 0 {
+			return nil, OutOfScope, nil
+		}
+		h = f.hostLocked(hostName)
+		h.inScope = true
+		if t := Twin(hostName); t != "" {
+			f.hostLocked(t).inScope = true
+		}
+	}
+	if depth > f.cfg.MaxDepth {
+		return nil, TooDeep, nil
+	}
+	if h != nil && h.stopped {
+		return nil, Stopped, fmt.Errorf("%w: %s", ErrStopped, n)
+	}
+	seen, err := f.queue.Visit(n)
+	if err != nil {
+		return nil, Failed, fmt.Errorf("frontier: recording %s as seen: %w", n, err)
+	}
+	if seen {
+		return nil, Duplicate, nil
+	}
+	if f.cfg.MaxPages > 0 && f.accepted >= f.cfg.MaxPages {
+		return nil, PageLimit, nil
+	}
+	if h == nil {
+		h = f.hostLocked(hostName)
+	}
+	f.accepted++
+	f.pending++
+	return h, Queued, nil
+}
+
+// tooLong is the error of a TooLong URL, naming its start.
+func tooLong(rawURL string) error {
+	return fmt.Errorf("%w: %d bytes: %.80s...", ErrTooLong, len(rawURL), rawURL)
+}
+
+// pushLocked queues a reserved item; pending is already decremented when
+// Robots was asked, and is decremented here otherwise.
+func (f *Frontier) pushLocked(h *host, it Item) (Outcome, error) {
+	if f.cfg.Robots == nil {
+		f.pending--
+	}
+	if h.stopped {
+		f.accepted--
+		f.dropped[Stopped]++
+		f.notifyLocked()
+		return Stopped, fmt.Errorf("%w: %s", ErrStopped, it.URL)
+	}
+	if err := f.queue.Push(it); err != nil {
+		f.accepted--
+		f.dropped[Failed]++
+		f.notifyLocked()
+		return Failed, fmt.Errorf("frontier: queueing %s: %w", it.URL, err)
+	}
+	for len(h.byDepth) <= it.Depth {
+		h.byDepth = append(h.byDepth, 0)
+	}
+	h.byDepth[it.Depth]++
+	if h.queued == 0 || it.Depth < h.minDepth {
+		h.minDepth = it.Depth
+	}
+	h.queued++
+	f.queued++
+	f.fixLocked(h)
+	f.notifyLocked()
+	return Queued, nil
+}
+
+func (f *Frontier) hostLocked(name string) *host {
+	h := f.hosts[name]
+	if h == nil {
+		f.nextHostID++
+		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never}
+		f.hosts[name] = h
+	}
+	return h
+}
+
+// eligible reports whether h belongs in the ready heap.
+func (f *Frontier) eligible(h *host) bool {
+	return h.queued > 0 && h.out < f.perHostInFlight && !h.stopped
+}
+
+// readyAt is when h may next start a request, as far as h itself goes.
+func (f *Frontier) readyAt(h *host) int64 {
+	return max(h.lastStart, h.lastHandout) + f.perHostGap
+}
+
+// fixLocked puts h in, out of or in its place in the ready heap.
+func (f *Frontier) fixLocked(h *host) {
+	switch in := h.heapIdx >= 0; {
+	case f.eligible(h) && in:
+		f.ready.fix(f, h.heapIdx)
+	case f.eligible(h):
+		f.ready.push(f, h)
+	case in:
+		f.ready.remove(f, h.heapIdx)
+	}
+}
+
+// checkSlowdownLocked applies the slowdown the first time it is seen tripped.
+func (f *Frontier) checkSlowdownLocked() {
+	if f.slowed || f.cfg.Slowdown == nil {
+		return
+	}
+	if _, ok := f.cfg.Slowdown.Tripped(); !ok {
+		return
+	}
+	f.slowed = true
+	inFlight, gap := f.cfg.Slowdown.Limits() // 1 and 3s unless set
+	f.maxInFlight = min(f.maxInFlight, inFlight)
+	f.perHostInFlight = min(f.perHostInFlight, inFlight)
+	f.gap = max(f.gap, int64(gap))
+	f.perHostGap = max(f.perHostGap, int64(gap))
+	f.ready.init(f)
+	for _, h := range f.hosts {
+		f.fixLocked(h)
+	}
+}
+
+// Next blocks until a queued URL may be requested now under every limit and
+// returns it, shallowest first within a host and, across hosts, the host
+// that may start soonest. It returns ErrComplete once nothing is queued,
+// handed out or being added, or ctx's error. Call Done with the item when
+// finished with it.
+func (f *Frontier) Next(ctx context.Context) (Item, error) {
+	for {
+		f.mu.Lock()
+		it, wait, err := f.nextLocked(f.now().UnixNano())
+		if err != ErrNotReady {
+			f.mu.Unlock()
+			return it, err
+		}
+		ch := f.waitLocked()
+		f.mu.Unlock()
+		if err := sleep(ctx, ch, wait); err != nil {
+			return Item{}, err
+		}
+	}
+}
+
+// NextAt is the non-blocking form of Next at time now. When nothing may
+// start at now it returns ErrNotReady and the time to try again, which is
+// zero when only a Done, a release or an Add can make progress.
+func (f *Frontier) NextAt(now time.Time) (Item, time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	it, wait, err := f.nextLocked(now.UnixNano())
+	if err == ErrNotReady && wait > 0 {
+		return it, now.Add(time.Duration(wait)), err
+	}
+	return it, time.Time{}, err
+}
+
+// nextLocked returns an item, or ErrComplete, or ErrNotReady with the wait
+// in ns (0: until something changes).
+func (f *Frontier) nextLocked(now int64) (Item, int64, error) {
+	f.checkSlowdownLocked()
+	if f.queued == 0 {
+		if len(f.out) == 0 && f.pending == 0 {
+			return Item{}, 0, ErrComplete
+		}
+		return Item{}, 0, ErrNotReady
+	}
+	if len(f.out) >= f.maxInFlight || f.inFlight >= f.maxInFlight || f.ready.len() == 0 {
+		return Item{}, 0, ErrNotReady
+	}
+	h := f.ready.top()
+	at := max(max(f.lastStart, f.lastHandout)+f.gap, f.readyAt(h))
+	if at > now {
+		return Item{}, at - now, ErrNotReady
+	}
+	it, ok, err := f.queue.Pop(h.name)
+	if err != nil || !ok {
+		if err == nil {
+			err = errors.New("queue lost the items of " + h.name)
+		}
+		return Item{}, 0, fmt.Errorf("frontier: %w", err)
+	}
+	h.byDepth[it.Depth]--
+	h.queued--
+	f.queued--
+	for h.queued > 0 && h.byDepth[h.minDepth] == 0 {
+		h.minDepth++
+	}
+	h.out++
+	h.lastHandout = now
+	f.lastHandout = now
+	f.nextTicket++
+	it.ticket = f.nextTicket
+	it.host = h
+	f.out = append(f.out, it.ticket)
+	f.fixLocked(h)
+	return it, 0, nil
+}
+
+// Done records that the caller has finished with it; err is the fetch's
+// error, nil for success. It frees the item's slot. Calling Done twice, or
+// with an item Next did not return, does nothing.
+func (f *Frontier) Done(it Item, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i := 0
+	for i < len(f.out) && f.out[i] != it.ticket {
+		i++
+	}
+	if i == len(f.out) {
+		return
+	}
+	f.out[i] = f.out[len(f.out)-1]
+	f.out = f.out[:len(f.out)-1]
+	h := it.host
+	h.out--
+	if err != nil {
+		h.failed++
+		f.failed++
+	} else {
+		h.done++
+		f.done++
+	}
+	f.fixLocked(h)
+	f.notifyLocked()
+}
+
+// StopHost drops every URL queued for host (a host[:port] as in Item.Host)
+// and makes later Adds for it return Stopped: the audit does this when
+// robots.txt is unreachable. It returns how many queued URLs were dropped.
+func (f *Frontier) StopHost(hostName string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.hostLocked(hostName)
+	h.stopped = true
+	n, err := f.queue.Drop(hostName)
+	if err != nil {
+		return 0, fmt.Errorf("frontier: stopping %s: %w", hostName, err)
+	}
+	f.queued -= h.queued
+	f.accepted -= h.queued
+	f.dropped[Stopped] += h.queued
+	h.queued = 0
+	clear(h.byDepth)
+	f.fixLocked(h)
+	f.notifyLocked()
+	return n, nil
+}
+
+// Acquire blocks until a request to u's host may start now under every
+// limit, counts it in flight and returns release, to be called once when
+// the response body is finished; extra calls do nothing. It implements
+// fetch.Gate: pages, robots.txt, sitemaps, retries and redirect hops all
+// pass through it.
+func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
+	if u == nil {
+		return nil, fmt.Errorf("%w: nil URL", ErrInvalidURL)
+	}
+	hostName, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidURL, u.Redacted(), err)
+	}
+	for {
+		f.mu.Lock()
+		release, wait := f.acquireLocked(hostName, f.now().UnixNano())
+		if release != nil {
+			f.mu.Unlock()
+			return release, nil
+		}
+		ch := f.waitLocked()
+		f.mu.Unlock()
+		if err := sleep(ctx, ch, wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// TryAcquireAt is the non-blocking form of Acquire at time now for a host
+// (host[:port] as in Item.Host). If a request may not start at now it
+// returns a nil release and the time to try again, which is zero when only
+// a release can make progress.
+func (f *Frontier) TryAcquireAt(hostName string, now time.Time) (release func(), retry time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	release, wait := f.acquireLocked(hostName, now.UnixNano())
+	if release == nil && wait > 0 {
+		return nil, now.Add(time.Duration(wait))
+	}
+	return release, time.Time{}
+}
+
+func (f *Frontier) acquireLocked(hostName string, now int64) (func(), int64) {
+	f.checkSlowdownLocked()
+	h := f.hostLocked(hostName)
+	if f.inFlight >= f.maxInFlight || h.inFlight >= f.perHostInFlight {
+		return nil, 0
+	}
+	if at := max(f.lastStart+f.gap, h.lastStart+f.perHostGap); at > now {
+		return nil, at - now
+	}
+	f.inFlight++
+	h.inFlight++
+	f.lastStart, h.lastStart = now, now
+	f.requests++
+	h.requests++
+	if h.heapIdx >= 0 {
+		f.ready.fix(f, h.heapIdx)
+	}
+	var once atomic.Bool
+	return func() {
+		if once.Swap(true) {
+			return
+		}
+		f.mu.Lock()
+		f.inFlight--
+		h.inFlight--
+		f.notifyLocked()
+		f.mu.Unlock()
+	}, 0
+}
+
+// waitLocked returns the channel closed by the next notifyLocked.
+func (f *Frontier) waitLocked() <-chan struct{} {
+	if f.wake == nil {
+		f.wake = make(chan struct{})
+	}
+	return f.wake
+}
+
+func (f *Frontier) notifyLocked() {
+	if f.wake != nil {
+		close(f.wake)
+		f.wake = nil
+	}
+}
+
+// sleep waits for ch, wait ns (if > 0) or ctx.
+func sleep(ctx context.Context, ch <-chan struct{}, wait int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var timer <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(time.Duration(wait))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-timer:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

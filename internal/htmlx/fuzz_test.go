@@ -1,0 +1,89 @@
+package htmlx
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		``,
+		`<title>t</title><meta name=description content=d><link rel=canonical href=/c><h1>h</h1><a href=/a rel=nofollow>a</a>`,
+		`<base href="//x.example/b/"><a href="../c?d#e">x</a><area href=javascript:0><img src=data:,x>`,
+		`<svg><title>s</title><a href=/svg>x</a></svg><template><p>t</p></template><noscript><a href=/n>n</a></noscript>`,
+		`<script/>x</script><title/>y</title><plaintext><a href=/p>`,
+		`<meta http-equiv=refresh content="0;url='/r'"><meta name=generator content="WordPress 6">`,
+		"<a href=\"\x00\t\n/\x7f%zz%\">\xff\xfe</a><h1><h1>x</h1>",
+		`<meta charset="shift_jis"><title>` + "\x82\xa0" + `</title>`,
+		`<link rel="alternate" hreflang="en" href="http://[::1]:80/">` + strings.Repeat("<div>", 200),
+	}
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://fuzz.example/dir/page?q=1")
+	opts := Options{MaxBytes: 1 << 16, MaxLinks: 50, MaxTextBytes: 64}
+	f.Fuzz(func(t *testing.T, doc string) {
+		p, err := opts.Parse(strings.NewReader(doc), base)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(p.Links), opts.MaxLinks)
+		require.LessOrEqual(t, len(p.Title), opts.MaxTextBytes)
+		require.LessOrEqual(t, len(p.MetaDescription), opts.MaxTextBytes)
+		require.LessOrEqual(t, p.TitleCount, len(doc))
+		require.Len(t, p.TextHash, 64)
+		for _, l := range p.Links {
+			require.LessOrEqual(t, len(l.Text), opts.MaxTextBytes)
+			u, err := url.Parse(l.URL)
+			require.NoError(t, err, l.URL)
+			require.Contains(t, []string{"http", "https"}, u.Scheme, l.URL)
+			require.NotEmpty(t, u.Host, l.URL)
+			require.Empty(t, u.Fragment, l.URL)
+			require.False(t, strings.Contains(l.URL, "#"), l.URL)
+		}
+		for _, h := range p.H1 {
+			require.LessOrEqual(t, len(h), opts.MaxTextBytes)
+			if utf8.ValidString(doc) {
+				require.True(t, utf8.ValidString(h))
+			}
+		}
+		if p.Canonical != "" {
+			u, err := url.Parse(p.Canonical)
+			require.NoError(t, err)
+			require.True(t, u.IsAbs())
+		}
+		// Streaming must not depend on how the input is chunked.
+		q, err := opts.Parse(iotest.OneByteReader(strings.NewReader(doc)), base)
+		require.NoError(t, err)
+		require.Equal(t, p, q)
+	})
+}
+
+// FuzzResolveFastPath checks the resolver's short cut against url.ResolveReference.
+func FuzzResolveFastPath(f *testing.F) {
+	for _, s := range [][2]string{
+		{"https://a.example/x/y?z", "/p/q/"},
+		{"http://u:p@A.Example:8080/", "/a//b/../c?x=1&y=%zz#f"},
+		{"https://a.example/", "/.hidden/x"},
+		{"https://a.example/", "/a./b?q= x"},
+		{"https://a.example/%41/", "/~user/a-b_c.d?é"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, base, raw string) {
+		b, err := url.Parse(base)
+		if err != nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" || b.Opaque != "" {
+			return
+		}
+		got, ok := newResolver(b).fast(raw)
+		if !ok {
+			return
+		}
+		want, r := resolve(b, raw)
+		require.Equal(t, kept, r, "fast path took %q", raw)
+		require.Equal(t, want, got, "base %q raw %q", base, raw)
+	})
+}

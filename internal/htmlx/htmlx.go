@@ -1,0 +1,928 @@
+package htmlx
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/net/html/charset"
+)
+
+// Link is one URL found in the page.
+type Link struct {
+	URL      string // absolute http(s) URL, resolved against <base> or the page URL, fragment dropped
+	Raw      string // the attribute value as written (entities decoded)
+	Text     string // anchor text (or img alt inside the anchor, or area alt), whitespace-normalised
+	Rel      string // rel attribute as written ("refresh" for a meta refresh)
+	Nofollow bool   // rel has nofollow, ugc or sponsored
+	Tag      string // element: a, area, link, img, script, iframe, meta (refresh)
+}
+
+// Alternate is a <link rel="alternate" hreflang> annotation.
+type Alternate struct {
+	Hreflang string // as written, trimmed
+	URL      string // absolute
+}
+
+// Page holds what one page says about itself. Counts let callers tell a
+// missing field (0) from an empty one (1, "") from a duplicated one (>1).
+type Page struct {
+	Title            string // first <title> outside <svg>, whitespace-normalised
+	TitleCount       int
+	MetaDescription  string // first <meta name="description">
+	DescriptionCount int
+	Canonical        string // first <link rel="canonical">, absolute; "" if absent or not http(s)
+	CanonicalCount   int
+	MetaRobots       string   // all <meta name="robots"> contents joined by ", "
+	H1               []string // text of each <h1>, whitespace-normalised
+	WordCount        int      // words of visible text
+	TextHash         string   // hex SHA-256 of the visible words joined by single spaces
+	Links            []Link   // in document order
+	Hreflang         []Alternate
+	Generator        string // first <meta name="generator">
+	WordPress        bool   // generator names WordPress, or wp-content/wp-includes assets, or the api.w.org link
+	WordPressHint    string // the first evidence found, e.g. `generator "WordPress 6.4"`
+	Lang             string // <html lang>
+	Base             string // the base URL links were resolved against
+	Refresh          string // absolute URL of a <meta http-equiv="refresh"> redirect, if any
+
+	Truncated    bool // the input was longer than Options.MaxBytes and the rest was ignored
+	InvalidLinks int  // http(s)/relative URLs that could not be parsed and were left out
+	LinksDropped int  // links beyond Options.MaxLinks
+}
+
+// Options bound the work Parse does. The zero value is ready to use.
+type Options struct {
+	MaxBytes     int64  // input read at most; 0 means 10 MiB
+	MaxLinks     int    // links kept; 0 means 10,000
+	MaxTextBytes int    // cap of each extracted string (title, anchor text...); 0 means 2,048
+	ContentType  string // the response's Content-Type, used with <meta charset> sniffing to decode non-UTF-8 pages
+}
+
+const (
+	defaultMaxBytes = 10 << 20
+	defaultMaxLinks = 10_000
+	defaultMaxText  = 2048
+	maxH1           = 100
+)
+
+// Parse reads an HTML page from r with the default Options. pageURL is the
+// URL the page was fetched from (after redirects); with nil, only absolute
+// links are kept.
+func Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
+	return Options{}.Parse(r, pageURL)
+}
+
+// Parse reads an HTML page from r. It returns an error only when reading
+// fails, together with what was extracted before the failure.
+func (o Options) Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = defaultMaxBytes
+	}
+	if o.MaxLinks <= 0 {
+		o.MaxLinks = defaultMaxLinks
+	}
+	if o.MaxTextBytes <= 0 {
+		o.MaxTextBytes = defaultMaxText
+	}
+	lr := &limitReader{r: r, n: o.MaxBytes}
+	// Decode only when the page is not UTF-8: the BOM, Content-Type and a
+	// <meta charset> in the first 1024 bytes decide, as in browsers.
+	br := bufio.NewReaderSize(lr, 4096)
+	var in io.Reader = br
+	head, _ := br.Peek(1024)
+	if enc, name, certain := charset.DetermineEncoding(head, o.ContentType); name != "utf-8" &&
+		(certain || name != "windows-1252" || bytes.Contains(bytes.ToLower(head), []byte("charset"))) {
+		// windows-1252 uncertain and undeclared is charset's fallback for
+		// an ASCII-only head; UTF-8 is the better guess for today's web.
+		in = enc.NewDecoder().Reader(br)
+	}
+	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{}}
+	err := p.run()
+	p.finish(pageURL)
+	p.page.Truncated = lr.truncated
+	if err != nil {
+		var where string
+		if pageURL != nil {
+			where = " " + pageURL.Redacted()
+		}
+		return p.page, fmt.Errorf("htmlx: reading%s: %w", where, err)
+	}
+	return p.page, nil
+}
+
+// limitReader reads at most n bytes and notes whether more were available.
+type limitReader struct {
+	r         io.Reader
+	n         int64
+	truncated bool
+	err       error // a read error (not io.EOF) from r
+}
+
+func (l *limitReader) Read(b []byte) (int, error) {
+	if l.n <= 0 {
+		if !l.truncated && l.err == nil {
+			var one [1]byte
+			for range 100 { // readers may return 0, nil a few times
+				n, err := l.r.Read(one[:])
+				if n > 0 {
+					l.truncated = true
+					break
+				}
+				if err != nil {
+					break
+				}
+			}
+		}
+		return 0, io.EOF
+	}
+	if int64(len(b)) > l.n {
+		b = b[:l.n]
+	}
+	// Fill b as far as the source allows: the tokenizer copies the token
+	// in progress on every read, so a source dribbling a few bytes per read
+	// would make a long token cost quadratic time.
+	var n int
+	var err error
+	for n < len(b) && err == nil {
+		var m int
+		m, err = l.r.Read(b[n:])
+		n += m
+		if m == 0 && err == nil {
+			break // let the tokenizer's no-progress guard see it
+		}
+	}
+	l.n -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	if n > 0 && errors.Is(err, io.EOF) {
+		err = nil // report EOF on the next call, with no data
+	}
+	return n, err
+}
+
+// rawLink is a link before resolution, which waits for the end of the
+// document because <base> applies to links before it too.
+type rawLink struct {
+	raw, rel, tag string
+	alt           string // area alt
+	text          [2]int // anchor text: p.arena[text[0]:text[1]]
+}
+
+type rawAlt struct{ hreflang, raw string }
+
+const maxAlternates = 1000
+
+type parser struct {
+	opt  Options
+	page *Page
+	z    *html.Tokenizer
+	hash hash.Hash
+
+	base       string // first <base href>, raw
+	baseSeen   bool
+	canonical  string // first <link rel=canonical href>, raw
+	refresh    string // first meta refresh URL, raw
+	alternates []rawAlt
+
+	skip      atom.Atom // raw-text element whose content is not visible text
+	svg       int       // depth inside <svg>/<math>
+	template  int       // depth inside <template>
+	inTitle   bool
+	title     []byte
+	titleDone bool
+	h1        int // depth inside <h1>
+	h1Text    []byte
+	anchor    int // index in links of the open <a>, or -1
+
+	links  []rawLink
+	arena  []byte // anchor texts, contiguous: only one <a> is open at a time
+	strs   map[string]string
+	inWord bool   // the last visible character was part of a word
+	words  int    //
+	out    []byte // scratch for the normalised text written to hash
+	robots []string
+}
+
+func (p *parser) run() error {
+	p.anchor = -1
+	for {
+		tt := p.z.Next()
+		switch tt {
+		case html.ErrorToken:
+			err := p.z.Err()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case html.TextToken:
+			if p.skip != 0 {
+				if p.inTitle {
+					p.title = appendCapped(p.title, p.z.Text(), 4*p.opt.MaxTextBytes)
+				}
+				continue
+			}
+			p.text(p.z.Text())
+		case html.StartTagToken, html.SelfClosingTagToken:
+			p.start(tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			p.end(tagAtom(p.z.Raw()))
+		}
+	}
+}
+
+// tagAtom reads the element name from a raw start or end tag ("<A href",
+// "</a >") the way the tokenizer does, without the copy TagName makes.
+func tagAtom(raw []byte) atom.Atom {
+	var buf [16]byte // longer than any element this package acts on
+	i := 1
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
+
+// attrs reads the attributes the parser cares about.
+type attrs struct {
+	href, src, rel, name, content, hreflang, alt, lang, httpEquiv string
+}
+
+func (p *parser) readAttrs() attrs {
+	var a attrs
+	for {
+		k, v, more := p.z.TagAttr()
+		switch string(k) {
+		case "href":
+			a.href = string(v)
+		case "src":
+			a.src = string(v)
+		case "rel":
+			a.rel = p.intern(v)
+		case "name":
+			a.name = p.intern(v)
+		case "content":
+			a.content = string(v)
+		case "hreflang":
+			a.hreflang = p.intern(v)
+		case "alt":
+			a.alt = string(v)
+		case "lang":
+			a.lang = string(v)
+		case "http-equiv":
+			a.httpEquiv = p.intern(v)
+		}
+		if !more {
+			return a
+		}
+	}
+}
+
+// intern returns short, often repeated attribute values (rel, name) as
+// shared strings.
+func (p *parser) intern(b []byte) string {
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(b) <= 64 && len(p.strs) < 256 {
+		p.strs[s] = s
+	}
+	return s
+}
+
+func (p *parser) start(selfClosing bool) {
+	name := tagAtom(p.z.Raw()) // 0 for unknown elements, which matter only as text containers
+	var a attrs
+	if wantsAttrs(name) {
+		a = p.readAttrs()
+	}
+	switch name {
+	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext:
+		// The tokenizer reads these as raw text up to the end tag, even
+		// when written self-closing; mirror that so the text is skipped.
+		p.skip = name
+		if a.src != "" {
+			p.addLink(a.src, "", name.String())
+		}
+		return
+	case atom.Title:
+		p.skip = name
+		if p.svg == 0 {
+			p.page.TitleCount++
+			if !p.titleDone {
+				p.inTitle = true
+			}
+		}
+		return
+	case atom.Svg, atom.Math:
+		if !selfClosing {
+			p.svg++
+		}
+	case atom.Template:
+		if !selfClosing {
+			p.template++
+		}
+	case atom.Html:
+		if p.page.Lang == "" {
+			p.page.Lang = capString(strings.TrimSpace(a.lang), 64)
+		}
+	case atom.Base:
+		if !p.baseSeen && a.href != "" {
+			p.base, p.baseSeen = capString(a.href, 8192), true
+		}
+	case atom.Meta:
+		p.meta(a)
+	case atom.Link:
+		p.link(a)
+	case atom.A:
+		p.anchor = -1 // an <a> start closes an open one, as in browsers
+		if a.href != "" && p.addLink(a.href, a.rel, "a") {
+			p.anchor = len(p.links) - 1
+			n := len(p.arena)
+			p.links[p.anchor].text = [2]int{n, n}
+		}
+	case atom.Area:
+		if a.href != "" && p.addLink(a.href, a.rel, "area") {
+			p.links[len(p.links)-1].alt = capString(a.alt, p.opt.MaxTextBytes)
+		}
+	case atom.Img:
+		if a.src != "" {
+			p.addLink(a.src, "", "img")
+		}
+		if p.anchor >= 0 && a.alt != "" {
+			anchorText(p, " ")
+			anchorText(p, a.alt)
+		}
+	case atom.H1:
+		if !selfClosing {
+			if p.h1 == 0 {
+				p.h1Text = p.h1Text[:0]
+			}
+			p.h1++
+		}
+	}
+	if isBlock(name) {
+		p.boundary()
+	}
+}
+
+func wantsAttrs(name atom.Atom) bool {
+	switch name {
+	case atom.A, atom.Area, atom.Link, atom.Meta, atom.Base, atom.Img, atom.Script, atom.Iframe, atom.Html:
+		return true
+	}
+	return false
+}
+
+func (p *parser) end(name atom.Atom) {
+	if p.skip != 0 {
+		if name == p.skip {
+			if p.inTitle {
+				p.inTitle, p.titleDone = false, true
+				p.page.Title = normalise(p.title, p.opt.MaxTextBytes)
+			}
+			p.skip = 0
+		}
+		return
+	}
+	switch name {
+	case atom.Svg, atom.Math:
+		p.svg = max(p.svg-1, 0)
+	case atom.Template:
+		p.template = max(p.template-1, 0)
+	case atom.A:
+		p.anchor = -1
+	case atom.H1:
+		if p.h1 > 0 {
+			p.h1--
+			if p.h1 == 0 {
+				p.closeH1()
+			}
+		}
+	}
+	if isBlock(name) {
+		p.boundary()
+	}
+}
+
+func (p *parser) closeH1() {
+	if len(p.page.H1) < maxH1 {
+		p.page.H1 = append(p.page.H1, normalise(p.h1Text, p.opt.MaxTextBytes))
+	}
+	p.h1Text = p.h1Text[:0]
+}
+
+func (p *parser) meta(a attrs) {
+	if strings.EqualFold(strings.TrimSpace(a.httpEquiv), "refresh") {
+		if u, ok := refreshURL(a.content); ok {
+			if p.refresh == "" {
+				p.refresh = capString(u, 8192)
+			}
+			p.addLink(u, "refresh", "meta")
+		}
+		return
+	}
+	content := capString(strings.TrimSpace(a.content), p.opt.MaxTextBytes)
+	switch strings.ToLower(strings.TrimSpace(a.name)) {
+	case "description":
+		p.page.DescriptionCount++
+		if p.page.DescriptionCount == 1 {
+			p.page.MetaDescription = content
+		}
+	case "robots":
+		if content != "" && len(p.robots) < 20 {
+			p.robots = append(p.robots, content)
+		}
+	case "generator":
+		if p.page.Generator == "" {
+			p.page.Generator = content
+		}
+		if containsFold(content, "wordpress") {
+			p.wordpress(fmt.Sprintf("generator %q", content))
+		}
+	}
+}
+
+// refreshURL extracts the URL of a meta refresh content ("5; url=/next").
+func refreshURL(content string) (string, bool) {
+	_, rest, ok := strings.Cut(content, ";")
+	if !ok {
+		_, rest, ok = strings.Cut(content, ",")
+		if !ok {
+			return "", false
+		}
+	}
+	rest = strings.TrimSpace(rest)
+	if len(rest) >= 3 && strings.EqualFold(rest[:3], "url") {
+		r := strings.TrimSpace(rest[3:])
+		if strings.HasPrefix(r, "=") {
+			rest = strings.TrimSpace(r[1:])
+		}
+	}
+	rest = strings.Trim(rest, `"'`)
+	return rest, rest != ""
+}
+
+func (p *parser) link(a attrs) {
+	if a.rel == "" && a.href == "" {
+		return
+	}
+	canonical, alternate := false, false
+	for _, r := range strings.Fields(a.rel) {
+		switch strings.ToLower(r) {
+		case "canonical":
+			canonical = true
+		case "alternate":
+			alternate = true
+		case "https://api.w.org/":
+			p.wordpress(`link rel="https://api.w.org/"`)
+		}
+	}
+	if canonical {
+		p.page.CanonicalCount++
+		if p.canonical == "" && a.href != "" {
+			p.canonical = capString(a.href, 8192)
+		}
+	}
+	if a.href == "" {
+		return
+	}
+	p.asset(a.href)
+	if alternate && strings.TrimSpace(a.hreflang) != "" && len(p.alternates) < maxAlternates {
+		p.alternates = append(p.alternates, rawAlt{hreflang: capString(strings.TrimSpace(a.hreflang), 64), raw: capString(a.href, 8192)})
+	}
+	p.addLink(a.href, a.rel, "link")
+}
+
+// asset notes WordPress paths in URLs of page resources; links (<a>) do not
+// count, since any page may link to someone else's WordPress uploads.
+func (p *parser) asset(raw string) {
+	if p.page.WordPress {
+		return
+	}
+	if strings.Contains(raw, "/wp-content/") || strings.Contains(raw, "/wp-includes/") {
+		p.wordpress(fmt.Sprintf("asset %q", capString(raw, 200)))
+	}
+}
+
+func (p *parser) wordpress(hint string) {
+	if !p.page.WordPress {
+		p.page.WordPress = true
+		p.page.WordPressHint = hint
+	}
+}
+
+// addLink queues a link for resolution; it reports whether it was kept.
+func (p *parser) addLink(raw, rel, tag string) bool {
+	if tag == "img" || tag == "script" || tag == "iframe" {
+		p.asset(raw)
+	}
+	if len(p.links) >= p.opt.MaxLinks {
+		p.page.LinksDropped++
+		return false
+	}
+	p.links = append(p.links, rawLink{raw: capString(raw, 8192), rel: capString(rel, 256), tag: tag})
+	return true
+}
+
+// boundary ends the current word: block elements separate words.
+func (p *parser) boundary() {
+	p.inWord = false
+	if p.h1 > 0 && len(p.h1Text) > 0 {
+		p.h1Text = appendCapped(p.h1Text, []byte{' '}, 4*p.opt.MaxTextBytes)
+	}
+	if p.anchor >= 0 {
+		anchorText(p, " ")
+	}
+}
+
+// anchorText appends to the open anchor's text, up to a cap.
+func anchorText[T string | []byte](p *parser, b T) {
+	l := &p.links[p.anchor]
+	room := 4*p.opt.MaxTextBytes - (l.text[1] - l.text[0])
+	if room <= 0 {
+		return
+	}
+	if len(b) > room {
+		b = b[:room]
+	}
+	p.arena = append(p.arena, b...)
+	l.text[1] = len(p.arena)
+}
+
+// text handles visible text: word count, hash, h1 and anchor text.
+func (p *parser) text(b []byte) {
+	if p.h1 > 0 {
+		p.h1Text = appendCapped(p.h1Text, b, 4*p.opt.MaxTextBytes)
+	}
+	if p.anchor >= 0 {
+		anchorText(p, b)
+	}
+	if p.template > 0 {
+		return
+	}
+	out := p.out[:0]
+	for i := 0; i < len(b); {
+		c := b[i]
+		var space bool
+		size := 1
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(b[i:])
+			space = unicode.IsSpace(r)
+		}
+		if space {
+			p.inWord = false
+		} else {
+			if !p.inWord {
+				p.inWord = true
+				if p.words > 0 {
+					out = append(out, ' ')
+				}
+				p.words++
+			}
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if len(out) > 0 {
+		p.hash.Write(out)
+	}
+	p.out = out
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// isBlock reports elements that separate words in visible text.
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Br,
+		atom.Button, atom.Caption, atom.Dd, atom.Details, atom.Dialog, atom.Div, atom.Dl,
+		atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Head, atom.Header,
+		atom.Hr, atom.Html, atom.Img, atom.Input, atom.Label, atom.Legend, atom.Li,
+		atom.Main, atom.Nav, atom.Ol, atom.Option, atom.P, atom.Pre, atom.Section,
+		atom.Select, atom.Summary, atom.Table, atom.Tbody, atom.Td, atom.Textarea,
+		atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul:
+		return true
+	}
+	return false
+}
+
+func (p *parser) finish(pageURL *url.URL) {
+	pg := p.page
+	if p.inTitle { // unterminated <title>: it ran to the end of the input
+		pg.Title = normalise(p.title, p.opt.MaxTextBytes)
+	}
+	if p.h1 > 0 {
+		p.closeH1()
+	}
+	pg.WordCount = p.words
+	pg.TextHash = hex.EncodeToString(p.hash.Sum(nil))
+	pg.MetaRobots = strings.Join(p.robots, ", ")
+
+	base := baseURL(pageURL, p.base)
+	if base != nil {
+		pg.Base = base.String()
+	}
+	res := newResolver(base)
+	if p.canonical != "" {
+		pg.Canonical, _ = res.resolve(p.canonical)
+	}
+	if p.refresh != "" {
+		pg.Refresh, _ = res.resolve(p.refresh)
+	}
+	for _, a := range p.alternates {
+		if u, r := res.resolve(a.raw); r == kept {
+			pg.Hreflang = append(pg.Hreflang, Alternate{Hreflang: a.hreflang, URL: u})
+		}
+	}
+	if len(p.links) > 0 {
+		pg.Links = make([]Link, 0, len(p.links))
+	}
+	for i := range p.links {
+		rl := &p.links[i]
+		u, r := res.resolve(rl.raw)
+		switch r {
+		case invalid:
+			pg.InvalidLinks++
+			continue
+		case skipped:
+			continue
+		}
+		pg.Links = append(pg.Links, Link{
+			URL:      u,
+			Raw:      rl.raw,
+			Text:     linkText(rl, p.arena, p.opt.MaxTextBytes),
+			Rel:      rl.rel,
+			Nofollow: nofollow(rl.rel),
+			Tag:      rl.tag,
+		})
+	}
+}
+
+func linkText(rl *rawLink, arena []byte, max int) string {
+	if rl.alt != "" {
+		return normalise([]byte(rl.alt), max)
+	}
+	if rl.text[1] <= rl.text[0] {
+		return ""
+	}
+	return normalise(arena[rl.text[0]:rl.text[1]], max)
+}
+
+// resolver resolves a page's links against one base, remembering answers
+// (menus and cards repeat the same hrefs) and taking a short cut for plain
+// root-relative paths, the most common kind.
+type resolver struct {
+	base   *url.URL
+	prefix string // scheme://authority of base, for the short cut
+	seen   map[string]resolved
+}
+
+type resolved struct {
+	url string
+	r   resolution
+}
+
+func newResolver(base *url.URL) *resolver {
+	r := &resolver{base: base, seen: map[string]resolved{}}
+	if base != nil {
+		b := *base
+		b.Path, b.RawPath, b.RawQuery, b.ForceQuery, b.Fragment, b.RawFragment = "", "", "", false, "", ""
+		r.prefix = b.String()
+	}
+	return r
+}
+
+func (r *resolver) resolve(raw string) (string, resolution) {
+	if v, ok := r.seen[raw]; ok {
+		return v.url, v.r
+	}
+	var v resolved
+	if u, ok := r.fast(raw); ok {
+		v = resolved{u, kept}
+	} else {
+		v.url, v.r = resolve(r.base, raw)
+	}
+	if len(r.seen) < 4096 {
+		r.seen[raw] = v
+	}
+	return v.url, v.r
+}
+
+// fast resolves "/path?query#frag" when the path has only unreserved
+// characters and no dot segments, where url.ResolveReference would return
+// exactly prefix + path + query; anything else takes the full route.
+func (r *resolver) fast(raw string) (string, bool) {
+	if r.prefix == "" || len(raw) < 1 || raw[0] != '/' || len(raw) > 1 && raw[1] == '/' {
+		return "", false
+	}
+	end := len(raw)
+	q := -1
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '#':
+			end = i
+		case c == '?' && q < 0:
+			q = i
+		case q >= 0:
+			if c <= ' ' || c >= 0x7f {
+				return "", false
+			}
+			continue
+		case c == '/' || c == '-' || c == '_' || c == '~' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+			continue
+		case c == '.':
+			if raw[i-1] == '/' { // a dot segment, or a name starting with a dot: let url decide
+				return "", false
+			}
+			continue
+		default:
+			return "", false
+		}
+		if end < len(raw) {
+			return r.prefix + raw[:end], true
+		}
+	}
+	return r.prefix + raw, true
+}
+
+func nofollow(rel string) bool {
+	for _, r := range strings.Fields(rel) {
+		switch strings.ToLower(r) {
+		case "nofollow", "ugc", "sponsored":
+			return true
+		}
+	}
+	return false
+}
+
+// baseURL is the URL relative links resolve against: <base href> resolved
+// against the page URL when it yields http(s), else the page URL.
+func baseURL(pageURL *url.URL, baseHref string) *url.URL {
+	if baseHref != "" {
+		if b, err := url.Parse(cleanURL(baseHref)); err == nil {
+			if pageURL != nil {
+				b = pageURL.ResolveReference(b)
+			}
+			if (b.Scheme == "http" || b.Scheme == "https") && b.Host != "" && b.Opaque == "" {
+				b.Fragment, b.RawFragment = "", ""
+				return b
+			}
+		}
+	}
+	if pageURL == nil || !pageURL.IsAbs() {
+		return nil
+	}
+	return pageURL
+}
+
+type resolution int
+
+const (
+	kept    resolution = iota
+	skipped            // on purpose: fragment-only, or a scheme other than http(s)
+	invalid            // unparsable, or relative with nothing to resolve against
+)
+
+// resolve makes raw absolute against base (which may be nil) and drops the
+// fragment.
+func resolve(base *url.URL, raw string) (string, resolution) {
+	s := cleanURL(raw)
+	if s == "" || s[0] == '#' {
+		return "", skipped
+	}
+	// The fragment is dropped anyway; cutting it first keeps a malformed
+	// fragment ("/#%") from costing the link.
+	s, _, _ = strings.Cut(s, "#")
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.IndexByte(s, ':'); i > 0 && validScheme(strings.ToLower(s[:i])) &&
+			!strings.EqualFold(s[:i], "http") && !strings.EqualFold(s[:i], "https") {
+			return "", skipped // e.g. a javascript: URL url.Parse rejects
+		}
+		return "", invalid
+	}
+	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		return "", skipped
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if u.Scheme == "" || u.Host == "" || u.Opaque != "" {
+		return "", invalid
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), kept
+}
+
+func validScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// cleanURL strips what browsers strip from URL attributes: leading and
+// trailing C0 controls and spaces, and tabs and newlines anywhere.
+func cleanURL(s string) string {
+	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	if strings.ContainsAny(s, "\t\n\r") {
+		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
+	}
+	return s
+}
+
+// normalise collapses white space runs to one space, trims, and caps the
+// result at max bytes on a rune boundary.
+func normalise(b []byte, max int) string {
+	if len(b) <= max && isNormal(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	for w := range strings.FieldsSeq(string(b)) {
+		if sb.Len() > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(w)
+		if sb.Len() >= max {
+			break
+		}
+	}
+	return capString(sb.String(), max)
+}
+
+// isNormal reports ASCII text with single spaces between words and none
+// around them, which normalise would return unchanged.
+func isNormal(b []byte) bool {
+	if len(b) > 0 && (b[0] == ' ' || b[len(b)-1] == ' ') {
+		return false
+	}
+	for i, c := range b {
+		if c >= utf8.RuneSelf || c != ' ' && asciiSpace[c] || c == ' ' && b[i-1] == ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+func capString(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+func appendCapped(dst, src []byte, max int) []byte {
+	if room := max - len(dst); room < len(src) {
+		if room <= 0 {
+			return dst
+		}
+		src = src[:room]
+	}
+	return append(dst, src...)
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), sub)
+}

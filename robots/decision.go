@@ -1,0 +1,48 @@
+package robots
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Decision is the answer of [Rules.Explain]: whether a URL is allowed and
+// why. Rule and Agents point into the parsed file and must not be modified.
+type Decision struct {
+	Allowed  bool
+	Rule     *Rule    // matching rule, nil if none matched (allowed by default)
+	Agents   []string // user-agent values of the group(s) used, as written; nil when no group applied
+	Wildcard bool     // the `*` group(s) were used
+
+	always bool // the URL was /robots.txt, which is always allowed
+}
+
+// String describes the decision for people, e.g.
+// `disallowed by "Disallow: /basket/" (line 7, user-agent CrawlCove-Crawler)`.
+func (d Decision) String() string {
+	var b strings.Builder
+	if d.Allowed {
+		b.WriteString("allowed")
+	} else {
+		b.WriteString("disallowed")
+	}
+	switch {
+	case d.always:
+		b.WriteString(": /robots.txt is always allowed")
+		return b.String()
+	case d.Rule != nil:
+		b.WriteString(` by "`)
+		b.WriteString(d.Rule.String())
+		b.WriteString(`" (line `)
+		b.WriteString(strconv.Itoa(d.Rule.Line))
+		b.WriteString(", ")
+	case d.Agents == nil:
+		b.WriteString(": no group applies")
+		return b.String()
+	default:
+		b.WriteString(": no rule matches (")
+	}
+	b.WriteString("user-agent ")
+	b.WriteString(strings.Join(d.Agents, ", "))
+	b.WriteString(")")
+	return b.String()
+}

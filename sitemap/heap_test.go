@@ -1,0 +1,112 @@
+package sitemap
+
+import (
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// paddedGen wraps urlsetGen-like output with extension elements so the same
+// number of entries makes a much larger document.
+type paddedGen struct{ urlsetGen }
+
+func (g *paddedGen) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if g.off == len(g.buf) {
+			g.buf, g.off = g.buf[:0], 0
+			switch g.state {
+			case 0:
+				g.buf = append(g.buf, genHeader...)
+				g.state = 1
+			case 1:
+				if g.i == g.n {
+					g.state = 2
+					continue
+				}
+				g.buf = genEntry(g.buf, g.i)
+				g.buf = g.buf[:len(g.buf)-len("  </url>\n")]
+				for k := range 3 {
+					g.buf = append(g.buf, `    <image:image><image:loc>https://www.example.com/images/a-fairly-long-image-name-`...)
+					g.buf = append(g.buf, byte('0'+k))
+					g.buf = append(g.buf, `.jpg</image:loc><image:caption>An image caption that is long enough to matter here</image:caption></image:image>`+"\n"...)
+				}
+				g.buf = append(g.buf, "  </url>\n"...)
+				g.i++
+			case 2:
+				g.buf = append(g.buf, "</urlset>\n"...)
+				g.state = 3
+			default:
+				if n == 0 {
+					return 0, io.EOF
+				}
+				return n, nil
+			}
+		}
+		c := copy(p[n:], g.buf[g.off:])
+		g.off += c
+		n += c
+	}
+	return n, nil
+}
+
+// peakLiveHeap streams src through a Reader, forcing a collection every
+// `every` entries and recording the live heap above the baseline taken
+// before the Reader existed. The document is generated on the fly, so the
+// figure is the Reader's own.
+func peakLiveHeap(t *testing.T, src io.Reader, maxEntries, every int) (peak uint64, entries int, bytes int64) {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	baseline := ms.HeapAlloc
+	r := NewReader(src, "https://www.example.com/sitemap.xml")
+	r.MaxEntries = maxEntries
+	sample := func() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if ms.HeapAlloc > baseline && ms.HeapAlloc-baseline > peak {
+			peak = ms.HeapAlloc - baseline
+		}
+	}
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		entries++
+		if entries%every == 0 {
+			sample()
+		}
+	}
+	sample()
+	runtime.KeepAlive(r)
+	return peak, entries, r.BytesRead()
+}
+
+func TestPeakLiveHeap(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("slow, and the race detector changes what is allocated")
+	}
+	const limit = 4 << 20
+	cases := []struct {
+		name       string
+		src        io.Reader
+		maxEntries int
+		n          int
+	}{
+		{"50,000 entries, ~10 MB", newURLSetGen(50000), 0, 50000},
+		{"50,000 entries with image extensions, ~40 MB", &paddedGen{urlsetGen{n: 50000}}, 0, 50000},
+		{"10,000 entries, ~2 MB", newURLSetGen(10000), 0, 10000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			peak, n, size := peakLiveHeap(t, tc.src, tc.maxEntries, 250)
+			require.Equal(t, tc.n, n)
+			t.Logf("%d entries, %.1f MB: peak live heap %.2f MiB", n, float64(size)/1e6, float64(peak)/(1<<20))
+			require.Less(t, peak, uint64(limit))
+		})
+	}
+}
