@@ -47,7 +47,7 @@ func (s *Slowdown) Trip(url string, at time.Time) bool {
 		return false
 	}
 	s.mu.Lock()
-	_ = s.chanLocked()
+	close(s.chanLocked())
 	s.mu.Unlock()
 	return true
 }

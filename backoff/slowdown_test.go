@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -66,8 +67,14 @@ func TestSlowdownLimits(t *testing.T) {
 }
 
 // TestSlowdownConcurrentTrip trips one latch from many goroutines while
-// others read it: exactly one trip wins, and everybody sees its event.
+// others read it: exactly one trip wins, and everybody sees its event. The
+// synctest bubble turns a channel that never closes into an immediate
+// deadlock failure instead of a hang.
 func TestSlowdownConcurrentTrip(t *testing.T) {
+	synctest.Test(t, testSlowdownConcurrentTrip)
+}
+
+func testSlowdownConcurrentTrip(t *testing.T) {
 	for round := range 20 {
 		var (
 			s       Slowdown

@@ -225,7 +225,7 @@ func (f *Frontier) admitLocked(n, hostName string, depth int) (*host, Outcome, e
 
 // tooLong is the error of a TooLong URL, naming its start.
 func tooLong(rawURL string) error {
-	return fmt.Errorf("%w: %d bytes: %.80s...", ErrTooLong, len(rawURL), rawURL)
+	return fmt.Errorf("%w (%d bytes): %.80s", ErrTooLong, len(rawURL), rawURL)
 }
 
 // pushLocked queues a reserved item; pending is already decremented when

@@ -54,7 +54,7 @@ type AddResult struct {
 	// Verdict is the robots.txt verdict when Robots was asked (Queued,
 	// Disallowed, RobotsUnreachable); zero otherwise.
 	Verdict robots.Verdict
-	// Err explains Invalid, TooLong, RobotsUnreachable and Failed.
+	// Err explains Invalid, TooLong, RobotsUnreachable, Stopped and Failed.
 	Err error
 }
 

@@ -439,15 +439,15 @@ func (c *Cache) resolve(ctx context.Context, key string, prev *state) *state {
 			}
 		}
 	}
-	e := c.fetch(ctx, key)
+	e, cause := c.fetch(ctx, key)
 	if ctx.Err() != nil {
 		return nil
 	}
 	st := &state{entry: e, expires: e.ExpiresAt}
-	if !e.Unreachable() {
+	if cause == nil {
 		st.rules = e.Rules()
 	} else {
-		st.err = e.cause()
+		st.err = cause
 		// A stale state carries the original entry, so its bound is
 		// measured from when the good copy expired, not from the last failure.
 		if c.KeepStale > 0 && prev != nil && prev.rules != nil &&
@@ -499,28 +499,35 @@ func (c *Cache) httpClient() *http.Client {
 }
 
 // fetch GETs key's robots.txt and classifies the answer (RFC 9309 §2.3.1).
-func (c *Cache) fetch(ctx context.Context, key string) Entry {
-	e := Entry{Authority: key, URL: key + "/robots.txt"}
-	finish := func(status int, body []byte, err string) Entry {
-		e.Status, e.Body, e.Err = status, body, err
+// cause is the error of an unreachable answer, nil otherwise.
+func (c *Cache) fetch(ctx context.Context, key string) (e Entry, cause error) {
+	e = Entry{Authority: key, URL: key + "/robots.txt"}
+	finish := func(status int, body []byte, err error) (Entry, error) {
+		e.Status, e.Body = status, body
 		e.FetchedAt = c.now()
-		if err != "" {
+		if err != nil {
+			if status != 0 {
+				cause = &FetchError{URL: e.URL, Status: status}
+			} else {
+				cause = &FetchError{URL: e.URL, Err: err}
+			}
+			e.Err = err.Error()
 			e.ExpiresAt = e.FetchedAt.Add(c.recheck())
 		} else {
 			e.ExpiresAt = e.FetchedAt.Add(c.ttl())
 		}
-		return e
+		return e, cause
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL, nil)
 	if err != nil {
-		return finish(0, nil, err.Error())
+		return finish(0, nil, err)
 	}
 	if c.UserAgent != "" {
 		req.Header.Set("User-Agent", c.UserAgent)
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return finish(0, nil, err.Error())
+		return finish(0, nil, err)
 	}
 	defer func() {
 		// Drain a little so the connection can be reused, never much.
@@ -531,17 +538,17 @@ func (c *Cache) fetch(ctx context.Context, key string) Entry {
 	case code >= 200 && code < 300:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodySize+1))
 		if err != nil {
-			return finish(0, nil, err.Error())
+			return finish(0, nil, err)
 		}
-		return finish(code, body, "")
+		return finish(code, body, nil)
 	case code >= 500 || code == http.StatusTooManyRequests:
 		// 429 is the server asking us to back off, not "no rules": treat it
 		// as a server error, as Google does.
-		return finish(code, nil, fmt.Sprintf("HTTP %d", code))
+		return finish(code, nil, fmt.Errorf("HTTP %d", code))
 	default:
 		// 4xx, and a redirect not followed (more than MaxRedirects, or no
 		// Location): unavailable, no rules.
-		return finish(code, nil, "")
+		return finish(code, nil, nil)
 	}
 }
 

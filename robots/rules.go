@@ -55,7 +55,8 @@ type group struct {
 // selection is the set of groups that applies to one product token: all
 // groups naming it (merged), or all `*` groups.
 type selection struct {
-	groups []int32 // indices into r.groups, file order
+	groups []int32  // indices into r.groups, file order
+	agents []string // user-agent values of groups, precomputed unless over budget
 }
 
 // keyEntry maps a lower-cased product token to its selection.
@@ -331,6 +332,38 @@ func (p *parser) finish() {
 		r.star = int32(len(r.sels))
 		r.sels = append(r.sels, selection{groups: star})
 	}
+
+	// Precompute the agents each selection reports, so Explain does not
+	// allocate. Merged selections need their own slice; a budget keeps a
+	// hostile file (many groups repeating many agents) from costing memory
+	// quadratic in its size, falling back to building them per call.
+	budget := 2*len(r.agents) + 1024
+	for i := range r.sels {
+		sel := &r.sels[i]
+		if len(sel.groups) == 1 {
+			g := &r.groups[sel.groups[0]]
+			sel.agents = r.agents[g.agentLo:g.agentHi:g.agentHi]
+			continue
+		}
+		n := 0
+		for _, gi := range sel.groups {
+			n += int(r.groups[gi].agentHi - r.groups[gi].agentLo)
+		}
+		if n > budget {
+			continue
+		}
+		budget -= n
+		sel.agents = r.mergedAgents(sel.groups, n)
+	}
+}
+
+func (r *Rules) mergedAgents(groups []int32, n int) []string {
+	out := make([]string, 0, n)
+	for _, gi := range groups {
+		g := &r.groups[gi]
+		out = append(out, r.agents[g.agentLo:g.agentHi]...)
+	}
+	return out[:len(out):len(out)]
 }
 
 // isStar reports whether a user-agent value is the `*` wildcard.
@@ -446,19 +479,17 @@ func (r *Rules) Explain(token, rawURL string) Decision {
 }
 
 // agentsOf returns the user-agent values of a selection's groups; it only
-// allocates when several groups were merged.
+// allocates for merged selections over the precomputation budget.
 func (r *Rules) agentsOf(sel int32) []string {
-	gs := r.sels[sel].groups
-	if len(gs) == 1 {
-		g := &r.groups[gs[0]]
-		return r.agents[g.agentLo:g.agentHi:g.agentHi]
+	s := &r.sels[sel]
+	if s.agents != nil {
+		return s.agents
 	}
-	var out []string
-	for _, gi := range gs {
-		g := &r.groups[gi]
-		out = append(out, r.agents[g.agentLo:g.agentHi]...)
+	n := 0
+	for _, gi := range s.groups {
+		n += int(r.groups[gi].agentHi - r.groups[gi].agentLo)
 	}
-	return out
+	return r.mergedAgents(s.groups, n)
 }
 
 // Sitemaps returns the absolute URLs of the file's Sitemap lines, in file

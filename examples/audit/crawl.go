@@ -96,16 +96,17 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	}
 	base = countingTransport{base, &c.count.requests}
 
-	// One slowdown latch for the run: fetch trips it on a 429, the frontier applies it to every request.
-	policy := backoff.Default()
-	c.slow = policy.NewSlowdown()
+	// One retry policy and one slowdown latch for the run: fetch trips the latch on a 429, the frontier
+	// applies it (1 in flight, 3 s gap) to every request from then on.
+	c.policy = backoff.Default()
+	c.slow = c.policy.NewSlowdown()
 
-	// robots.txt is cached per host. Its requests go through the same gate as pages (fetch.Transport),
-	// so they count against the in-flight and gap limits and carry our User-Agent.
+	// robots.txt, cached per host. The frontier asks it before queueing a URL, fetch before every request
+	// and redirect hop. Its own HTTP client is set below, once the gate exists.
 	c.robots = &robots.Cache{Now: e.Now}
 
-	// The frontier: scope (start host + twin), BFS order, limits, robots checked before a URL is queued,
-	// and the politeness gate (in flight, gap, slowdown) every request of the run passes.
+	// The frontier: scope (start host + twin), breadth-first order, limits, robots.txt checked before a URL
+	// is queued, and the politeness gate (in flight, gap, slowdown) that every request of the run passes.
 	fc := frontier.DefaultConfig()
 	fc.MaxPages, fc.MaxDepth = cfg.MaxPages, cfg.MaxDepth
 	fc.MaxInFlight, fc.Gap = cfg.Concurrency, cfg.Gap
@@ -116,12 +117,10 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	if c.front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
-	gated := &fetch.Transport{Base: base, UserAgent: cfg.UserAgent, Gate: c.front}
-	c.robots.Client = &http.Client{Transport: gated, Timeout: cfg.Timeout}
 
-	// The polite client for pages: robots checked for the URL and every redirect hop, 10 hops, the
-	// timeout, retries by the backoff policy, the frontier as gate.
-	c.policy, c.base = policy, base
+	// The polite client for pages: our User-Agent, robots.txt checked for the URL and every redirect hop,
+	// 10 hops, the timeout, retries by the policy, the frontier as gate.
+	c.base = base
 	c.client = c.newClient(0)
 	// Redirects stay on the site: a hop to another host is not requested (links to other sites are
 	// recorded, never followed, and neither are redirects to them).
@@ -131,6 +130,10 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 		}
 		return nil
 	}
+	// robots.txt requests go through the same gate and identity (the client's PoliteTransport), so they
+	// count against the in-flight and gap limits like every other request.
+	c.robots.Client = &http.Client{Transport: c.client.PoliteTransport(), Timeout: cfg.Timeout}
+
 	// llms.txt and the WordPress probes: the same politeness, but exactly one request each, so a
 	// redirect is recorded rather than followed.
 	c.probe = c.newClient(probeBodyMax)
@@ -210,9 +213,13 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 			return c.stopped(ctx, err)
 		}
 		if tv.Outcome == robots.Unreachable {
-			// The twin is off limits for the rest of the run; the start host goes on.
+			// The twin is off limits for the rest of the run; the start host goes on. A twin that does not
+			// exist (no DNS record) is common and not worth a message.
 			_, _ = c.front.StopHost(strings.TrimPrefix(c.twin, c.start.Scheme+"://"))
-			c.logf("audit: %v; crawling %s only", offLimitsError(c.twin, tv), c.origin)
+			var dns *net.DNSError
+			if !errors.As(tv.Err, &dns) || !dns.IsNotFound {
+				c.logf("audit: %s/robots.txt %s: that host is off limits; crawling %s only", c.twin, unreachableWhy(tv), c.origin)
+			}
 		}
 	}
 
@@ -258,14 +265,17 @@ func (c *crawler) logf(format string, args ...any) {
 
 // offLimitsError is the clear message of exit status 3.
 func offLimitsError(origin string, v robots.Verdict) error {
-	why := fmt.Sprintf("answered HTTP %d", v.Status)
-	if v.Status == 0 {
-		why = "could not be fetched"
-		if v.Err != nil {
-			why += ": " + v.Err.Error()
-		}
+	return fmt.Errorf("%s/robots.txt %s, so the whole site is off limits and nothing else was requested (Crawl Cove stops when robots.txt is unreachable or answers a server error)", origin, unreachableWhy(v))
+}
+
+func unreachableWhy(v robots.Verdict) string {
+	if v.Status != 0 {
+		return fmt.Sprintf("answered HTTP %d", v.Status)
 	}
-	return fmt.Errorf("%s/robots.txt %s, so the whole site is off limits and nothing else was requested (Crawl Cove stops when robots.txt is unreachable or answers a server error)", origin, why)
+	if v.Err != nil {
+		return "could not be fetched: " + v.Err.Error()
+	}
+	return "could not be fetched"
 }
 
 // progressState feeds the progress line: queue size and the current politeness limits.

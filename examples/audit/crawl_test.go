@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -560,4 +561,26 @@ func TestStartPageBlocked(t *testing.T) {
 	assert.Equal(t, []string{"/robots.txt"}, s.Paths(), "refused everywhere: nothing but robots.txt, not even llms.txt")
 	assert.Contains(t, r.stderr, "the start page http://shop.test/ is blocked by robots.txt")
 	assert.Equal(t, []string{"1"}, r.strs(t, `SELECT blocked_by_robots FROM pages`))
+}
+
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home", "/a"))
+	s.HTML("/a", page("A"))
+	r := audit(t, e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Empty(t, r.stderr, "stderr is not a terminal: no progress line")
+
+	e.Terminal = func(io.Writer) bool { return true }
+	r = audit(t, e, "-gap", "0", "-quiet", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Empty(t, r.stderr, "-quiet: no progress line")
+
+	r = audit(t, e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stderr, "done /")
+	assert.Contains(t, r.stderr, "4 in flight max, 0s gap")
+	assert.NotContains(t, r.stdout, "done /", "progress goes to stderr only")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -21,9 +20,8 @@ const demoHost = "cove-shop.test"
 // duplicate descriptions, a robots-disallowed area, a sitemap index and an external link. It records what
 // it was asked for so the demo can show the crawler's manners from the server's side.
 type demoSite struct {
-	srv  *http.Server
-	ln   net.Listener
-	port string
+	srv *http.Server
+	ln  net.Listener
 
 	mu       sync.Mutex
 	requests []demoRequest
@@ -39,27 +37,23 @@ func startDemo() (*demoSite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo site: %w", err)
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	d := &demoSite{ln: ln, port: port}
+	d := &demoSite{ln: ln}
 	d.srv = &http.Server{Handler: d}
 	go func() {
-		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the crawl reports the failed requests
-		}
+		_ = d.srv.Serve(ln) // ends with ErrServerClosed; a failure shows as failed requests in the crawl
 	}()
 	return d, nil
 }
 
-// URL is the start URL of the demo crawl.
-func (d *demoSite) URL() string { return "http://" + net.JoinHostPort(demoHost, d.port) + "/" }
+// URL is the start URL of the demo crawl. It has no port: the shop's address is the same in every run,
+// so crawls of it in one database can be compared.
+func (d *demoSite) URL() string { return "http://" + demoHost + "/" }
 
-// Resolve maps the shop's names (and its www twin) to the listener, like -resolve.
+// Resolve maps the shop's names (and its www twin) on port 80 to the listener, like
+// -resolve cove-shop.test:80:127.0.0.1:PORT.
 func (d *demoSite) Resolve() map[string]string {
 	addr := d.ln.Addr().String()
-	return map[string]string{
-		net.JoinHostPort(demoHost, d.port):        addr,
-		net.JoinHostPort("www."+demoHost, d.port): addr,
-	}
+	return map[string]string{demoHost + ":80": addr, "www." + demoHost + ":80": addr}
 }
 
 func (d *demoSite) stop() {
@@ -118,7 +112,7 @@ func (d *demoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	base := "http://" + net.JoinHostPort(demoHost, d.port)
+	base := "http://" + demoHost
 	if host == "www."+demoHost {
 		// The www twin publishes its own robots.txt and sends everything else to the apex host.
 		if r.URL.Path == "/robots.txt" {

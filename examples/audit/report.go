@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -123,12 +124,35 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 			}
 		}
 		for _, k := range orderedKinds(counts) {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncate(example[k].URL+"  "+example[k].Detail, 100))
+			ex := example[k]
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncate(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), 90))
 		}
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\nWritten to %s (crawl %d). Try:\n  sqlite3 %s \"SELECT kind, url, detail FROM findings WHERE crawl_id = %d ORDER BY kind\"\n",
 		c.cfg.DB, c.st.crawlID, c.cfg.DB, c.st.crawlID)
+}
+
+// short drops the site's own scheme and host from a URL, for the summary table.
+func (c *crawler) short(u string) string {
+	for _, o := range []string{c.home, c.origin, c.twin} {
+		if o != "" {
+			if rest, ok := strings.CutPrefix(u, o); ok && strings.HasPrefix(rest, "/") {
+				return rest
+			}
+		}
+	}
+	return u
+}
+
+// shortAll applies short to every URL of the site in a finding's detail.
+func (c *crawler) shortAll(s string) string {
+	for _, o := range []string{c.home, c.origin, c.twin} {
+		if o != "" {
+			s = strings.ReplaceAll(s, o+"/", "/")
+		}
+	}
+	return s
 }
 
 func orderedKinds(counts map[string]int) []string {

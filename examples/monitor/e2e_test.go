@@ -425,3 +425,28 @@ func TestResolveFlagReachesLoopbackSite(t *testing.T) {
 	assert.Contains(t, out, "ok      http://a.test/: HTTP 200")
 	assert.Equal(t, 1, s.Count("/"))
 }
+
+func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
+	h := newHarness(t)
+	s := h.site("a.test", "User-agent: *\nAllow: /\n", "/1", "/2")
+	h.track("http://a.test/1", "http://a.test/2")
+	// Another monitor process (a cron run during a watch) holds /1.
+	st := openTestStore(t, h.db)
+	ok, err := st.claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = st.claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	require.NoError(t, err)
+	require.False(t, ok, "a claim is exclusive")
+
+	out := h.run()
+	assert.Contains(t, out, "run: 1 due")
+	assert.Equal(t, 0, s.Count("/1"))
+	assert.Equal(t, 1, s.Count("/2"))
+
+	// A claim of a crashed process runs out.
+	h.clk.Advance(claimLease)
+	out = h.run()
+	assert.Contains(t, out, "run: 1 due, 1 snapshots")
+	assert.Equal(t, 1, s.Count("/1"))
+}

@@ -244,7 +244,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			urls = append(urls, u)
 		}
 		if cmd == "track" && o.interval < minInterval {
-			return usagef("-interval %v is below the minimum of %s", o.interval, fmtDuration(minInterval))
+			return usagef("-interval %s is below the minimum of %s", fmtDuration(o.interval), fmtDuration(minInterval))
 		}
 	default:
 		if fs.NArg() > 0 {
@@ -255,7 +255,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		return usagef("-since must not be negative, got %v", o.since)
 	}
 	if (cmd == "run" || cmd == "watch") && !e.anyGap && o.gap < minGap {
-		return usagef("-gap %v is below the minimum of %s", o.gap, fmtDuration(minGap))
+		return usagef("-gap %s is below the minimum of %s", fmtDuration(o.gap), fmtDuration(minGap))
 	}
 	if (cmd == "run" || cmd == "watch") && (o.parallel < 1 || o.parallel > maxParallel) {
 		return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)

@@ -37,10 +37,12 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		base = fetch.NewBaseTransport(o.resolve)
 	}
 	return &monitor{
-		st:     st,
-		o:      o,
-		now:    e.clock(),
-		token:  robots.ProductToken(o.userAgent),
+		st:    st,
+		o:     o,
+		now:   e.clock(),
+		token: robots.ProductToken(o.userAgent),
+		// X-AGENT: 2-UA, as the page says (header names are case-insensitive;
+		// Go writes the canonical X-Agent on HTTP/1.1).
 		header: http.Header{"X-Agent": {"2-UA"}},
 		base:   base,
 	}, nil
@@ -52,17 +54,28 @@ func (m *monitor) close() {
 	}
 }
 
+// outcomeBusy: another monitor process on the same database holds the page.
+const outcomeBusy = "busy"
+
+// claimLease bounds how long a check may hold its page before another
+// process may take it (a crashed process's pages come back after it): far
+// more than one check with its retries and robots.txt fetch takes.
+const claimLease = 15 * time.Minute
+
 // errFetchFailed tells the frontier's statistics that a page failed.
 var errFetchFailed = errors.New("fetch failed")
 
 // summary counts the outcomes of one run.
 type summary struct {
-	Due, OK, Errors, Blocked, Waiting, Unfinished int
+	Due, OK, Errors, Blocked, Waiting, Busy, Unfinished int
 }
 
 func (s summary) String() string {
 	line := fmt.Sprintf("run: %d due, %d snapshots (%d with errors), %d blocked by robots.txt, %d waiting for robots.txt",
 		s.Due, s.OK+s.Errors, s.Errors, s.Blocked, s.Waiting)
+	if s.Busy > 0 {
+		line += fmt.Sprintf(", %d skipped (being checked by another monitor process)", s.Busy)
+	}
 	if s.Unfinished > 0 {
 		line += fmt.Sprintf(", %d not checked (interrupted)", s.Unfinished)
 	}
@@ -176,6 +189,8 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 					sum.Blocked++
 				case oc == outcomeRobotsWait:
 					sum.Waiting++
+				case oc == outcomeBusy:
+					sum.Busy++
 				}
 				mu.Unlock()
 				if line != "" {
@@ -186,7 +201,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		sum.Unfinished = sum.Due - sum.OK - sum.Errors - sum.Blocked - sum.Waiting
+		sum.Unfinished = sum.Due - sum.OK - sum.Errors - sum.Blocked - sum.Waiting - sum.Busy
 	}
 	return sum, dbErr
 }
@@ -198,10 +213,15 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	// Writes must not be cut by Ctrl-C: a taken snapshot is always recorded.
 	wctx := context.WithoutCancel(ctx)
 	start := m.now()
+	if ok, err := m.st.claim(wctx, p.URL, start, start.Add(claimLease)); err != nil {
+		return "", "", err
+	} else if !ok {
+		return outcomeBusy, fmt.Sprintf("skipped %s: being checked by another monitor process", p.URL), nil
+	}
 	v, err := rc.Check(ctx, m.token, p.URL)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", "", nil
+			return "", "", m.st.release(wctx, p.URL)
 		}
 		sn := &snapshot{PageURL: p.URL, TakenAt: start, Error: err.Error()}
 		return outcomeError, fmt.Sprintf("error   %s: %v", p.URL, err), m.st.saveSnapshot(wctx, sn)
@@ -223,7 +243,7 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 
 	res, err := client.Get(ctx, p.URL)
 	if err != nil && ctx.Err() != nil {
-		return "", "", nil
+		return "", "", m.st.release(wctx, p.URL)
 	}
 	sn := snapshotOf(p.URL, start, res, err)
 	oc, detail := sn.outcome()

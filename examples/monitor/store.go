@@ -373,6 +373,29 @@ UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcom
 	return tx.Commit()
 }
 
+// claim takes page url for one check until leaseEnd, if it is still due at
+// now: two monitor processes on one database (a cron run during a watch)
+// then never check one page twice. It reports false when another process
+// holds the page or has already checked it.
+func (s *store) claim(ctx context.Context, url string, now, leaseEnd time.Time) (bool, error) {
+	n := fmtTime(now)
+	res, err := s.db.ExecContext(ctx, `
+UPDATE pages SET retry_at = ? WHERE url = ? AND next_due <= ? AND (retry_at IS NULL OR retry_at <= ?)`,
+		fmtTime(leaseEnd), url, n, n)
+	if err != nil {
+		return false, err
+	}
+	rows, err := res.RowsAffected()
+	return rows == 1, err
+}
+
+// release gives back a claimed page that was not checked (the run was
+// interrupted): it is due again at once.
+func (s *store) release(ctx context.Context, url string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE pages SET retry_at = NULL WHERE url = ?`, url)
+	return err
+}
+
 // deferPage records a check that took no snapshot because robots.txt was
 // unreachable: the page stays due, but not before retryAt.
 func (s *store) deferPage(ctx context.Context, url string, at, retryAt time.Time, detail string) error {

@@ -207,13 +207,15 @@ type parser struct {
 	h1Text    []byte
 	anchor    int // index in links of the open <a>, or -1
 
-	links  []rawLink
-	arena  []byte // anchor texts, contiguous: only one <a> is open at a time
-	strs   map[string]string
-	inWord bool   // the last visible character was part of a word
-	words  int    //
-	out    []byte // scratch for the normalised text written to hash
-	robots []string
+	links []rawLink
+	arena []byte // anchor texts, contiguous: only one <a> is open at a time
+	strs  map[string]string
+
+	noscript bool   // tokenizing the content of a <noscript>
+	inWord   bool   // the last visible character was part of a word
+	words    int    //
+	out      []byte // scratch for the normalised text written to hash
+	robots   []string
 }
 
 func (p *parser) run() error {
@@ -231,6 +233,8 @@ func (p *parser) run() error {
 			if p.skip != 0 {
 				if p.inTitle {
 					p.title = appendCapped(p.title, p.z.Text(), 4*p.opt.MaxTextBytes)
+				} else if p.skip == atom.Noscript && !p.noscript {
+					p.runNoscript(p.z.Text())
 				}
 				continue
 			}
@@ -317,11 +321,33 @@ func (p *parser) intern(b []byte) string {
 	return s
 }
 
+// runNoscript tokenizes the raw text of a <noscript> for the links and
+// assets a browser without JavaScript (and a non-rendering crawler) sees;
+// its text stays out of the visible text, since rendering browsers hide it.
+func (p *parser) runNoscript(text []byte) {
+	outer, anchor := p.z, p.anchor
+	p.z, p.noscript, p.anchor, p.skip = html.NewTokenizer(bytes.NewReader(text)), true, -1, 0
+	_ = p.run() // reads from memory: no error but EOF
+	p.z, p.noscript, p.anchor, p.skip = outer, false, anchor, atom.Noscript
+}
+
 func (p *parser) start(selfClosing bool) {
 	name := tagAtom(p.z.Raw()) // 0 for unknown elements, which matter only as text containers
 	var a attrs
 	if wantsAttrs(name) {
 		a = p.readAttrs()
+	}
+	if p.noscript {
+		switch name {
+		case atom.A, atom.Area, atom.Img, atom.Link, atom.Script, atom.Style, atom.Iframe,
+			atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext, atom.Noscript, atom.Title:
+		default:
+			return
+		}
+		if name == atom.Title { // not the document's title
+			p.skip = name
+			return
+		}
 	}
 	switch name {
 	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext:
@@ -409,6 +435,14 @@ func (p *parser) end(name atom.Atom) {
 				p.page.Title = normalise(p.title, p.opt.MaxTextBytes)
 			}
 			p.skip = 0
+		}
+		return
+	}
+	if p.noscript {
+		if name == atom.A {
+			p.anchor = -1
+		} else if isBlock(name) {
+			p.boundary()
 		}
 		return
 	}
@@ -554,6 +588,12 @@ func (p *parser) addLink(raw, rel, tag string) bool {
 
 // boundary ends the current word: block elements separate words.
 func (p *parser) boundary() {
+	if p.noscript {
+		if p.anchor >= 0 {
+			anchorText(p, " ")
+		}
+		return
+	}
 	p.inWord = false
 	if p.h1 > 0 && len(p.h1Text) > 0 {
 		p.h1Text = appendCapped(p.h1Text, []byte{' '}, 4*p.opt.MaxTextBytes)
@@ -579,13 +619,13 @@ func anchorText[T string | []byte](p *parser, b T) {
 
 // text handles visible text: word count, hash, h1 and anchor text.
 func (p *parser) text(b []byte) {
-	if p.h1 > 0 {
+	if p.h1 > 0 && !p.noscript {
 		p.h1Text = appendCapped(p.h1Text, b, 4*p.opt.MaxTextBytes)
 	}
 	if p.anchor >= 0 {
 		anchorText(p, b)
 	}
-	if p.template > 0 {
+	if p.template > 0 || p.noscript {
 		return
 	}
 	out := p.out[:0]

@@ -329,3 +329,28 @@ func TestOneByteReader(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a, b)
 }
+
+func TestNoscriptLinksButNoText(t *testing.T) {
+	doc := `<h1>Head<noscript><h1>x</h1><title>NS</title><img src="/wp-content/uploads/px.gif"></noscript>line</h1>
+<p>Visible <a href="/outer">outer <noscript><a href="/ns" rel=nofollow>NS <b>link</b></a><p>hidden words</p></noscript></a></p>
+<noscript><noscript><a href="/deep">deep</a></noscript></noscript>`
+	p := parse(t, "https://s.example/", doc)
+	require.Equal(t, []string{"Headline"}, p.H1)
+	require.Equal(t, 0, p.TitleCount)
+	require.Empty(t, p.Title)
+	require.Equal(t, sum("Headline Visible outer"), p.TextHash)
+	require.Equal(t, 3, p.WordCount)
+	require.True(t, p.WordPress, "noscript assets count for WordPress detection")
+
+	type L struct{ URL, Text string }
+	var got []L
+	for _, l := range p.Links {
+		got = append(got, L{l.URL, l.Text})
+	}
+	require.Equal(t, []L{
+		{"https://s.example/wp-content/uploads/px.gif", ""},
+		{"https://s.example/outer", "outer"},
+		{"https://s.example/ns", "NS link"},
+	}, got)
+	require.True(t, p.Links[2].Nofollow)
+}
