@@ -1,6 +1,10 @@
 package robots
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/temoto/robotstxt"
@@ -74,4 +78,39 @@ func BenchmarkAllowed(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCacheCheckHit is the per-URL cost a crawler pays once robots.txt
+// is cached, with every goroutine checking URLs of the same few hosts.
+func BenchmarkCacheCheckHit(b *testing.B) {
+	body := realisticRobots(1)
+	c := &Cache{}
+	var urls []string
+	for h := range 8 {
+		s := newSiteB(b, body)
+		for _, u := range benchURLs {
+			urls = append(urls, s+u[len("https://www.example.com"):])
+		}
+		if _, err := c.Check(b.Context(), "Googlebot", s+"/"); err != nil {
+			b.Fatal(h, err)
+		}
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, err := c.Check(context.Background(), "Googlebot", urls[i%len(urls)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+func newSiteB(b *testing.B, body string) string {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, body)
+	}))
+	b.Cleanup(s.Close)
+	return s.URL
 }

@@ -101,6 +101,9 @@ func (v Verdict) String() string {
 			v.URL, v.Err, v.RecheckAt.Format(time.RFC3339))
 	default:
 		s := v.URL + ": " + v.Decision.String()
+		if v.Status != 0 && (v.Status < 200 || v.Status > 299) {
+			s += fmt.Sprintf(" (robots.txt HTTP %d: no rules)", v.Status)
+		}
 		if v.Stale {
 			s += " (stale copy; refresh failed: " + v.Err.Error() + ")"
 		}

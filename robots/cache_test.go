@@ -566,3 +566,30 @@ func TestCacheHitDoesNotAllocateMuch(t *testing.T) {
 	})
 	assert.Zero(t, n)
 }
+
+func TestVerdictStrings(t *testing.T) {
+	assert.Equal(t, "allowed", Allowed.String())
+	assert.Equal(t, "disallowed", Disallowed.String())
+	assert.Equal(t, "unreachable", Unreachable.String())
+	assert.Equal(t, "Outcome(7)", Outcome(7).String())
+
+	s := newSite(t, status(404))
+	c := &Cache{Client: s.Client()}
+	v, err := c.Check(context.Background(), "bot", s.URL+"/x")
+	require.NoError(t, err)
+	assert.True(t, v.Allowed())
+	assert.Equal(t, s.URL+"/x: allowed: no group applies (robots.txt HTTP 404: no rules)", v.String())
+	sm, err := c.Sitemaps(context.Background(), s.URL)
+	assert.NoError(t, err)
+	assert.Nil(t, sm)
+
+	s.set(status(500))
+	c = &Cache{Client: s.Client()}
+	_, err = c.Sitemaps(context.Background(), s.URL)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	_, err = c.Rules(context.Background(), s.URL)
+	assert.ErrorIs(t, err, ErrUnreachable)
+	v, _ = c.Check(context.Background(), "bot", s.URL+"/x")
+	assert.Contains(t, v.String(), "site off limits, robots.txt unreachable")
+	assert.Contains(t, v.String(), "HTTP 500")
+}

@@ -386,7 +386,7 @@ func tokenPart(s string) string {
 
 // lookup returns the selection that applies to token, or -1.
 func (r *Rules) lookup(token string) int32 {
-	token = tokenPart(token)
+	token = tokenPart(trimSpace(token))
 	if token != "" && len(r.keys) > 0 {
 		i, found := slices.BinarySearchFunc(r.keys, token, func(e keyEntry, t string) int {
 			return compareLower(e.key, t)

@@ -335,3 +335,54 @@ func TestAllowedDoesNotAllocate(t *testing.T) {
 		assert.Zero(t, n, u)
 	}
 }
+
+func TestExplainDoesNotAllocate(t *testing.T) {
+	r := Parse([]byte(realisticRobots(1)))
+	for _, tok := range []string{"Googlebot", "CrawlCove-Crawler", "AhrefsBot"} {
+		d := r.Explain(tok, "/search/x?sort=1")
+		require.NotNil(t, d.Agents, tok)
+		n := testing.AllocsPerRun(100, func() { r.Explain(tok, "/search/x?sort=1") })
+		assert.Zero(t, n, tok)
+	}
+}
+
+func TestHostileFiles(t *testing.T) {
+	// Many groups repeating many agents: merged agent lists are built per
+	// call instead of precomputed, and answers stay right.
+	var b strings.Builder
+	for g := range 40 {
+		for a := range 400 {
+			b.WriteString("User-agent: bot" + strings.Repeat("x", a%7) + string(rune('a'+a%26)) + string(rune('a'+a/26)) + "\n")
+		}
+		b.WriteString("Disallow: /g" + string(rune('a'+g%26)) + "\n")
+	}
+	r := Parse([]byte(b.String()))
+	d := r.Explain("botaa", "/gb")
+	assert.False(t, d.Allowed)
+	assert.Len(t, d.Agents, 40*400)
+
+	// A CR-only file of many lines parses in linear time.
+	cr := strings.Repeat("Disallow: /x\r", 30000)
+	r = Parse([]byte("User-agent: *\r" + cr))
+	assert.False(t, r.Allowed("a", "/x"))
+
+	// Pathological wildcards do not backtrack.
+	p := "User-agent: *\nDisallow: /" + strings.Repeat("*a", 2000) + "*b\n"
+	r = Parse([]byte(p))
+	assert.True(t, r.Allowed("a", "/"+strings.Repeat("a", 100000)))
+}
+
+func TestRulesAccessors(t *testing.T) {
+	r := Parse([]byte("User-agent: *\nDisallow: /x\nAllow: /y\n"))
+	rules := r.Rules()
+	assert.Equal(t, []Rule{{Allow: false, Pattern: "/x", Line: 2}, {Allow: true, Pattern: "/y", Line: 3}}, rules)
+	rules[0].Pattern = "/changed"
+	assert.Equal(t, "/x", r.Rules()[0].Pattern, "Rules returns a copy")
+	assert.Equal(t, "Allow: /y", rules[1].String())
+	var nilRules *Rules
+	assert.Nil(t, nilRules.Rules())
+	assert.False(t, nilRules.Truncated())
+	assert.Nil(t, nilRules.Sitemaps())
+	_, ok := nilRules.CrawlDelay("a")
+	assert.False(t, ok)
+}

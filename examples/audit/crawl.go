@@ -130,9 +130,10 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 		}
 		return nil
 	}
-	// robots.txt requests go through the same gate and identity (the client's PoliteTransport), so they
-	// count against the in-flight and gap limits like every other request.
-	c.robots.Client = &http.Client{Transport: c.client.PoliteTransport(), Timeout: cfg.Timeout}
+	// robots.txt requests go through the same gate, identity and timeout (the client's PoliteTransport),
+	// so they count against the in-flight and gap limits like every other request. No http.Client.Timeout:
+	// it would also count the wait for the gate, and a robots.txt never sent must not look unreachable.
+	c.robots.Client = &http.Client{Transport: c.client.PoliteTransport()}
 
 	// llms.txt and the WordPress probes: the same politeness, but exactly one request each, so a
 	// redirect is recorded rather than followed.
@@ -282,7 +283,8 @@ func unreachableWhy(v robots.Verdict) string {
 func (c *crawler) progressState() (int, string) {
 	st := c.front.Stats()
 	if ev, ok := c.slow.Tripped(); ok && st.Slowdown {
-		return st.Queued, fmt.Sprintf("slowed down after 429 at %s: 1 in flight, 3s gap", ev.URL)
+		inFlight, gap := c.slow.Limits()
+		return st.Queued, fmt.Sprintf("slowed down after 429 at %s: %d in flight, %s gap", ev.URL, inFlight, gap)
 	}
 	return st.Queued, fmt.Sprintf("%d in flight max, %s gap", c.cfg.Concurrency, c.cfg.Gap)
 }

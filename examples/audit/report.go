@@ -109,8 +109,9 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 		c.st.crawlID, c.cfg.URL, state, res.ended.Sub(res.started).Round(time.Millisecond),
 		c.count.pages.Load(), c.count.fetched.Load(), c.count.blocked.Load(), c.count.requests.Load(), c.count.errors.Load())
 	if ev, ok := c.slow.Tripped(); ok {
-		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: one request at a time, 3 s apart, for the rest of the run.\n",
-			ev.URL, ev.At.Format(time.TimeOnly))
+		inFlight, gap := c.slow.Limits()
+		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",
+			ev.URL, ev.At.Format(time.TimeOnly), inFlight, gap)
 	}
 	if len(fs) == 0 {
 		fmt.Fprintln(w, "No findings.")

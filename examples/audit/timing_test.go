@@ -291,3 +291,18 @@ func TestDefaultsPageLimitAndGapBound(t *testing.T) {
 		assert.InDelta(t, float64(bound), float64(elapsed), 0.03*float64(bound), "within 3%% of the gap bound")
 	})
 }
+
+func TestRobotsTimeoutIsOffLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s := n.Add("shop.test")
+		s.Route("/robots.txt", testsite.Response{Body: "User-agent: *\nDisallow:\n", Delay: time.Minute})
+		s.HTML("/", page("Home"))
+		start := time.Now()
+		r := audit(t, e, "http://shop.test/")
+		require.Equal(t, exitOffLimits, r.code, r)
+		assert.Equal(t, 15*time.Second, time.Since(start), "robots.txt is given up after the timeout too")
+		assert.Equal(t, []string{"/robots.txt"}, s.Paths())
+		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
+	})
+}

@@ -80,4 +80,5 @@ func TestBenchPageIsSane(t *testing.T) {
 	if p.Title != "Widgets & Gadgets | Example Shop" || !p.WordPress || len(p.Hreflang) != 2 || len(p.Links) < 500 || p.WordCount < 5000 {
 		t.Fatalf("unexpected page: title %q wp %v hreflang %d links %d words %d", p.Title, p.WordPress, len(p.Hreflang), len(p.Links), p.WordCount)
 	}
+	t.Logf("bench page: %d bytes, %d links, %d words", len(doc), len(p.Links), p.WordCount)
 }
