@@ -186,6 +186,7 @@ type crawlResult struct {
 func (c *crawler) crawl(ctx context.Context) crawlResult {
 	started := c.env.Now()
 	res := c.steps(ctx, started)
+	_ = c.st.flush() // the crawl's time includes writing its rows; finish reports a write error
 	res.started, res.ended = started, c.env.Now()
 	return res
 }

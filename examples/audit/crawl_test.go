@@ -584,3 +584,21 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	assert.Contains(t, r.stderr, "4 in flight max, 0s gap")
 	assert.NotContains(t, r.stdout, "done /", "progress goes to stderr only")
 }
+
+func TestProxyFromEnvironment(t *testing.T) {
+	// A loopback server playing the proxy: it answers for shop.test itself and records what it was asked.
+	proxy := testsite.New(t)
+	proxy.Robots("User-agent: *\nDisallow: /private/\n")
+	proxy.HTML("/", page("Home", "/a", "/private/x"))
+	proxy.HTML("/a", page("A"))
+	t.Setenv("HTTP_PROXY", proxy.URL())
+	t.Setenv("NO_PROXY", "")
+	r := audit(t, env{}, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	reqs := proxy.Requests()
+	require.NotEmpty(t, reqs)
+	assert.Equal(t, "shop.test", reqs[0].Host)
+	assert.Contains(t, reqs[0].Path, "/robots.txt")
+	assert.Equal(t, 1, proxy.Count("/a"))
+	assert.Equal(t, 0, proxy.Count("/private/x"))
+}
