@@ -5,7 +5,7 @@
 // gzip by its magic number, then XML (urlset, sitemapindex, RSS 2.0, Atom 1.0)
 // when the first non-blank character is '<', otherwise a plain-text list of
 // URLs. It uses a small hand-written tokenizer that understands only what
-// sitemaps need, so memory stays constant whatever the document size: it
+// sitemaps need, so memory does not grow with the document's size: it
 // never expands entities declared in a DTD, never fetches anything, and
 // stops at 50 MiB of uncompressed data or 50,000 entries (both configurable),
 // returning the entries read before the limit and then a typed error.

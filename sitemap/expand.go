@@ -101,7 +101,9 @@ type job struct {
 // per root left out by MaxFetches. Each distinct sitemap URL is
 // fetched at most once. The error is ctx's or page's, which stop the walk;
 // a failing sitemap only fails its Report. page may be nil to only
-// collect the reports.
+// collect the reports. A page listed in several sitemaps is passed once per
+// sitemap: the frontier dedupes, and remembering every page here would cost
+// memory in proportion to the whole site.
 func (e *Expander) Expand(ctx context.Context, roots []string, page func(Entry, Source) error) ([]Report, error) {
 	maxDepth := e.MaxDepth
 	switch {

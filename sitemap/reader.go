@@ -22,14 +22,15 @@ const (
 )
 
 // Reader reads entries from one sitemap document as a stream, like
-// encoding/csv: memory stays constant whatever the document's size. Set the
-// exported fields before the first call to Next.
+// encoding/csv: its memory does not grow with the document's size, only by
+// ~20 bytes per returned entry (duplicate detection). Set the exported
+// fields before the first call to Next.
 type Reader struct {
-	// MaxBytes limits the uncompressed bytes read; 0 means DefaultMaxBytes
+	// MaxBytes limits the uncompressed bytes read; 0 (or less) means DefaultMaxBytes
 	// (50 MiB). Entries completed before the limit are returned, then an
 	// error matching ErrTooLarge.
 	MaxBytes int64
-	// MaxEntries limits the entries returned; 0 means DefaultMaxEntries
+	// MaxEntries limits the entries returned; 0 (or less) means DefaultMaxEntries
 	// (50,000). The first MaxEntries are returned, then an error matching
 	// ErrTooManyEntries if the document holds more.
 	MaxEntries int
@@ -65,11 +66,11 @@ type Reader struct {
 	ext        []string // namespace prefixes bound to extension namespaces
 
 	// Current entry.
-	cur       Entry
-	loc       []byte
-	locOver   bool
-	haveLoc   bool
-	published bool // cur.LastMod came from Atom <published>
+	cur     Entry
+	loc     []byte
+	locOver bool
+	haveLoc bool
+	updated bool // cur.LastMod came from <updated> or <pubDate>
 
 	seed   maphash.Seed
 	seen   hashSet
@@ -545,7 +546,7 @@ func (r *Reader) startTag() (Entry, bool, error) {
 		if r.isEntry(el, depth) {
 			r.entryDepth = depth
 			r.cur = Entry{}
-			r.haveLoc, r.locOver, r.published = false, false, false
+			r.haveLoc, r.locOver, r.updated = false, false, false
 		}
 	case depth == r.entryDepth+1 && r.field == fNone:
 		r.startField(el, prefix, attrs)
@@ -692,17 +693,17 @@ func (r *Reader) endField() {
 	case fLastmod:
 		r.cur.LastMod, _ = parseW3C(v)
 	case fDate:
+		parse := parseW3C
 		if r.kind == KindRSS {
-			r.cur.LastMod, _ = parseRSSDate(v)
-		} else {
-			r.cur.LastMod, _ = parseW3C(v)
-			r.published = false
+			parse = parseRSSDate
+		}
+		if t, ok := parse(v); ok {
+			r.cur.LastMod, r.updated = t, true
 		}
 	case fPublished:
-		if r.cur.LastMod.IsZero() {
-			if t, ok := parseW3C(v); ok {
-				r.cur.LastMod, r.published = t, true
-			}
+		// Atom <updated> wins over <published>, in whichever order they come.
+		if t, ok := parseW3C(v); ok && !r.updated {
+			r.cur.LastMod = t
 		}
 	case fChangefreq:
 		r.cur.ChangeFreq = changeFreq(v)

@@ -123,12 +123,16 @@ func TestFeedDates(t *testing.T) {
 	assert.True(t, es[2].LastMod.IsZero())
 
 	atom := `<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="https://example.com/1"/><published>2001-01-01T00:00:00Z</published><updated>2003-12-13T18:30:02+01:00</updated></entry>
-		<entry><link href="https://example.com/2"/><published>2001-01-01T00:00:00Z</published></entry></feed>`
+		<entry><link href="https://example.com/2"/><published>2001-01-01T00:00:00Z</published></entry>
+		<entry><link href="https://example.com/3"/><updated>2004-01-01T00:00:00Z</updated><published>2001-01-01T00:00:00Z</published></entry>
+		<entry><link href="https://example.com/4"/><published>2001-01-01T00:00:00Z</published><updated>junk</updated></entry></feed>`
 	es, _, err = readAll(t, []byte(atom), "https://example.com/atom", nil)
 	require.NoError(t, err)
-	require.Len(t, es, 2)
+	require.Len(t, es, 4)
 	assert.Equal(t, time.Date(2003, 12, 13, 17, 30, 2, 0, time.UTC), es[0].LastMod)
 	assert.Equal(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), es[1].LastMod)
+	assert.Equal(t, time.Date(2004, 1, 1, 0, 0, 0, 0, time.UTC), es[2].LastMod)
+	assert.Equal(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), es[3].LastMod)
 }
 
 func TestUnusableDocuments(t *testing.T) {

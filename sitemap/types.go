@@ -193,6 +193,8 @@ type Error struct {
 	Err    error  // underlying cause, e.g. a network or gzip error; may be nil
 }
 
+// Error names the sitemap, the reason, the offset and the detail, e.g.
+// "sitemap https://example.com/s.xml: malformed XML at byte 812: document ends inside an entry".
 func (e *Error) Error() string {
 	msg := "sitemap " + e.URL + ": "
 	if e.Reason != nil {
