@@ -135,13 +135,11 @@ type parser struct {
 func (p *parser) parse(s string) {
 	r := p.r
 	p.cur = -1
-	// Estimate the number of lines to size the slices in one allocation.
-	n := strings.Count(s, "\n") + 1
-	if n > 1<<16 {
-		n = 1 << 16
-	}
-	r.rules = make([]Rule, 0, n/2+1)
-	r.pats = make([]pattern, 0, n/2+1)
+	// Every record has a colon: their count bounds the rules, so the rule
+	// slices are allocated once.
+	n := min(strings.Count(s, ":")+1, 1<<16)
+	r.rules = make([]Rule, 0, n)
+	r.pats = make([]pattern, 0, n)
 
 	line := 0
 	nl := -1 // absolute index of the next '\n' at or after i, or len(s)
@@ -262,37 +260,47 @@ func parseDelay(v string) (time.Duration, bool) {
 func (p *parser) finish() {
 	r := p.r
 	r.order = make([]int32, len(r.rules))
+	// Sort each group's rules most specific first, Allow first on a tie,
+	// then file order, by sorting plain integers that encode all three.
+	var keys []uint64
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		o := r.order[g.ruleLo:g.ruleHi]
-		for i := range o {
-			o[i] = g.ruleLo + int32(i)
+		if len(o) <= 1 {
+			for i := range o {
+				o[i] = g.ruleLo + int32(i)
+			}
+			continue
 		}
-		if len(o) > 1 {
-			slices.SortStableFunc(o, func(a, b int32) int {
-				pa, pb := &r.pats[a], &r.pats[b]
-				if pa.octets != pb.octets {
-					return pb.octets - pa.octets
-				}
-				if pa.allow != pb.allow {
-					if pa.allow {
-						return -1
-					}
-					return 1
-				}
-				return 0
-			})
+		if keys == nil {
+			keys = make([]uint64, 0, len(r.rules))
+		}
+		keys = keys[:0]
+		for ri := g.ruleLo; ri < g.ruleHi; ri++ {
+			p := &r.pats[ri]
+			rank := uint64(p.octets) << 1
+			if p.allow {
+				rank |= 1
+			}
+			keys = append(keys, (math.MaxUint32-rank)<<32|uint64(ri))
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			o[i] = int32(k & math.MaxUint32)
 		}
 	}
 
 	// Pair every agent's lower-cased token with its group; sort; each run of
-	// one key becomes a selection.
+	// one key becomes a selection. Tokens with upper-case letters are
+	// lower-cased into one shared buffer rather than one string each.
 	type pair struct {
-		key   string
-		group int32
+		key      string
+		group    int32
+		off, end int32 // key is lower[off:end] when set after the loop
 	}
 	pairs := make([]pair, 0, len(r.agents))
 	var star []int32
+	var lower strings.Builder
 	for gi := range r.groups {
 		g := &r.groups[gi]
 		for _, a := range r.agents[g.agentLo:g.agentHi] {
@@ -306,7 +314,26 @@ func (p *parser) finish() {
 			if tok == "" {
 				continue // names no product token; matches nobody
 			}
-			pairs = append(pairs, pair{lowerASCII(tok), int32(gi)})
+			if !hasUpper(tok) {
+				pairs = append(pairs, pair{key: tok, group: int32(gi), off: -1})
+				continue
+			}
+			if lower.Len() == 0 {
+				lower.Grow(len(r.agents) * 12)
+			}
+			off := int32(lower.Len())
+			for i := 0; i < len(tok); i++ {
+				lower.WriteByte(lowerByte(tok[i]))
+			}
+			pairs = append(pairs, pair{group: int32(gi), off: off, end: int32(lower.Len())})
+		}
+	}
+	if lower.Len() > 0 {
+		buf := lower.String()
+		for i := range pairs {
+			if pairs[i].off >= 0 {
+				pairs[i].key = buf[pairs[i].off:pairs[i].end]
+			}
 		}
 	}
 	slices.SortFunc(pairs, func(a, b pair) int {
@@ -316,6 +343,8 @@ func (p *parser) finish() {
 		return int(a.group - b.group)
 	})
 	groupIdx := make([]int32, 0, len(pairs)+len(star))
+	r.keys = make([]keyEntry, 0, len(pairs))
+	r.sels = make([]selection, 0, len(pairs)+1)
 	for i := 0; i < len(pairs); {
 		j := i
 		lo := len(groupIdx)
@@ -338,22 +367,38 @@ func (p *parser) finish() {
 	// hostile file (many groups repeating many agents) from costing memory
 	// quadratic in its size, falling back to building them per call.
 	budget := 2*len(r.agents) + 1024
-	for i := range r.sels {
-		sel := &r.sels[i]
-		if len(sel.groups) == 1 {
-			g := &r.groups[sel.groups[0]]
-			sel.agents = r.agents[g.agentLo:g.agentHi:g.agentHi]
-			continue
+	var backing []string
+	for pass := 0; pass < 2; pass++ {
+		used := 0
+		for i := range r.sels {
+			sel := &r.sels[i]
+			if len(sel.groups) == 1 {
+				g := &r.groups[sel.groups[0]]
+				sel.agents = r.agents[g.agentLo:g.agentHi:g.agentHi]
+				continue
+			}
+			n := 0
+			for _, gi := range sel.groups {
+				n += int(r.groups[gi].agentHi - r.groups[gi].agentLo)
+			}
+			if used+n > budget {
+				continue
+			}
+			if pass == 1 {
+				for _, gi := range sel.groups {
+					g := &r.groups[gi]
+					backing = append(backing, r.agents[g.agentLo:g.agentHi]...)
+				}
+				sel.agents = backing[used : used+n : used+n]
+			}
+			used += n
 		}
-		n := 0
-		for _, gi := range sel.groups {
-			n += int(r.groups[gi].agentHi - r.groups[gi].agentLo)
+		if pass == 0 {
+			if used == 0 {
+				break
+			}
+			backing = make([]string, 0, used)
 		}
-		if n > budget {
-			continue
-		}
-		budget -= n
-		sel.agents = r.mergedAgents(sel.groups, n)
 	}
 }
 
@@ -552,18 +597,13 @@ func lowerByte(c byte) byte {
 	return c
 }
 
-// lowerASCII lower-cases ASCII letters, allocating only if s has any upper-case.
-func lowerASCII(s string) string {
+func hasUpper(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				b[j] = lowerByte(b[j])
-			}
-			return string(b)
+			return true
 		}
 	}
-	return s
+	return false
 }
 
 // equalFold compares s with a lower-case ASCII word, ignoring case.
