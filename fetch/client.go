@@ -137,7 +137,8 @@ func (c *Client) now() time.Time {
 }
 
 // PoliteTransport returns a [Transport] with this client's identity, headers,
-// gate, timeout and base transport: the transport to give the robots.Cache
+// gate, timeout, base transport, policy and slowdown latch (a 429 on
+// robots.txt trips it too): the transport to give the robots.Cache
 // (or any other fetcher of the run), so its requests count against the same
 // limits. Give its http.Client no Timeout of its own (see [Transport]).
 func (c *Client) PoliteTransport() *Transport {
@@ -148,7 +149,8 @@ func (c *Client) PoliteTransport() *Transport {
 	case timeout < 0:
 		timeout = 0
 	}
-	return &Transport{Base: c.Transport, UserAgent: c.UserAgent, Header: c.Header, Gate: c.Gate, Timeout: timeout}
+	return &Transport{Base: c.Transport, UserAgent: c.UserAgent, Header: c.Header, Gate: c.Gate, Timeout: timeout,
+		Slowdown: c.Slowdown, Policy: c.Policy}
 }
 
 // Hop is one redirect response of a chain.
@@ -300,18 +302,22 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 			a.Status = resp.StatusCode
 		}
 		res.Attempts = append(res.Attempts, a)
-		if ctx.Err() != nil {
-			return err
-		}
-		if err != nil {
+		now := c.now()
+		if err != nil && resp != nil {
+			// The status arrived but the body failed (timeout, reset): the
+			// status still counts for the slowdown; retries go by the error.
+			if c.Slowdown != nil && st.policy.Decide(n, resp, nil, now).Slowdown {
+				c.Slowdown.Trip(cur, now)
+			}
 			resp = nil // the policy sees a response or an error, not both
 		}
-		now := c.now()
 		d := st.policy.Decide(n, resp, err, now)
 		if d.Slowdown && c.Slowdown != nil {
+			// Before the ctx check: a 429 that arrived is a 429, even if
+			// the caller has given up meanwhile.
 			c.Slowdown.Trip(cur, now)
 		}
-		if !d.Retry {
+		if ctx.Err() != nil || !d.Retry {
 			return err
 		}
 		if err := sleep(ctx, d.Wait); err != nil {

@@ -81,15 +81,23 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			err = st.requestError(ctx, rctx, err)
 			resp = nil
 		}
-		if ctx.Err() != nil {
-			cancel()
-			release()
-			return nil, &Error{Op: method, URL: raw, Err: err}
-		}
 		now := c.now()
 		d := st.policy.Decide(n, resp, err, now)
 		if d.Slowdown && c.Slowdown != nil {
 			c.Slowdown.Trip(raw, now)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			// The caller gave up: no retry, and a response that did arrive
+			// is closed here, since the caller will never see it.
+			if resp != nil {
+				_ = resp.Body.Close()
+			}
+			if err == nil {
+				err = cerr
+			}
+			cancel()
+			release()
+			return nil, &Error{Op: method, URL: raw, Err: err}
 		}
 		if d.Retry && replayable {
 			if resp != nil {

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -61,6 +62,12 @@ type Transport struct {
 	// Timeout bounds each request from the moment the gate admits it:
 	// connect, headers and body. 0 means none.
 	Timeout time.Duration
+	// Slowdown, when set, is tripped by every response that Policy says
+	// must slow the run (429 by default), so that a 429 on robots.txt slows
+	// the run like one on a page. Transport itself never retries.
+	Slowdown *backoff.Slowdown
+	// Policy classifies responses for Slowdown. nil means backoff.Default().
+	Policy *backoff.Policy
 }
 
 // RoundTrip sends req politely. It does not modify req.
@@ -94,11 +101,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := base.RoundTrip(r2)
 	if err != nil {
 		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
-			err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: timeoutError(t.Timeout)}
+			err = timeoutError(t.Timeout)
 		}
+		err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: err} // name the URL, as every error here does
 		cancel()
 		release()
 		return nil, err
+	}
+	if t.Slowdown != nil {
+		now := time.Now()
+		if t.Policy.Decide(1, resp, nil, now).Slowdown {
+			t.Slowdown.Trip(req.URL.Redacted(), now)
+		}
 	}
 	resp.Body = &timeoutBody{
 		releaseBody: releaseBody{rc: resp.Body, release: release, cancel: cancel},

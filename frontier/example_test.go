@@ -42,11 +42,12 @@ func Example() {
 	site.HTML("/b", `<a href="/a/../">home</a>`)
 
 	const ua = "CrawlCove-Crawler"
-	// robots.txt requests pass the frontier's gate too; the gate is set
-	// once the frontier exists.
-	robotsTransport := &fetch.Transport{UserAgent: ua}
-	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
 	slowdown := &backoff.Slowdown{}
+	// robots.txt requests pass the frontier's gate too (set once the
+	// frontier exists), with the 15 s timeout, and a 429 on them trips the
+	// same slowdown as one on a page.
+	robotsTransport := &fetch.Transport{UserAgent: ua, Timeout: fetch.DefaultTimeout, Slowdown: slowdown}
+	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
 
 	cfg := frontier.DefaultConfig() // 500 pages, depth 5, 4 in flight, 300 ms gap
 	cfg.Robots, cfg.RobotsToken = rules, ua

@@ -371,6 +371,11 @@ func (f *Frontier) nextLocked(now int64) (Item, int64, error) {
 		}
 		return Item{}, 0, fmt.Errorf("frontier: %w", err)
 	}
+	if it.Depth < 0 || it.Depth >= len(h.byDepth) || h.byDepth[it.Depth] == 0 {
+		// A replacement Queue returned something never pushed at that depth:
+		// an error, not an index panic or counts gone negative.
+		return Item{}, 0, fmt.Errorf("frontier: queue returned %s at depth %d, not queued for %s at that depth", it.URL, it.Depth, h.name)
+	}
 	h.byDepth[it.Depth]--
 	h.queued--
 	f.queued--
@@ -461,7 +466,8 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 		ch := f.waitLocked()
 		f.mu.Unlock()
 		if err := sleep(ctx, ch, wait); err != nil {
-			return nil, err
+			// Name the URL (errors.Is still sees ctx's error).
+			return nil, fmt.Errorf("frontier: waiting to request %s: %w", u.Redacted(), err)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func refAllowed(r *Rules, token, rawURL string) bool {
 	if sel < 0 {
 		return true
 	}
-	best, allow := -1, true
+	best, allow := int32(-1), true
 	for _, gi := range r.sels[sel].groups {
 		g := r.groups[gi]
 		for ri := g.ruleLo; ri < g.ruleHi; ri++ {

@@ -9,7 +9,7 @@ func compilePattern(v string, allow bool) pattern {
 		v = v[:len(v)-1]
 	}
 	s := normalize(v, true)
-	p := pattern{s: s, octets: len(s), star: strings.IndexByte(s, '*'), anchored: anchored, allow: allow}
+	p := pattern{s: s, octets: int32(len(s)), star: int32(strings.IndexByte(s, '*')), anchored: anchored, allow: allow}
 	if anchored {
 		p.octets++
 	}
@@ -34,7 +34,7 @@ func byteSet(s string) uint64 {
 // patterns whose only wildcard is `*`, and never backtracks.
 func (p *pattern) match(path string) bool {
 	pat := p.s
-	k := p.star
+	k := int(p.star)
 	if k < 0 {
 		if p.anchored {
 			return path == pat
@@ -144,6 +144,16 @@ func isUnreserved(c byte) bool {
 
 const upperHex = "0123456789ABCDEF"
 
+// stopPath and stopPattern mark the octets normalize must look at: '%',
+// '$', those that need escaping, and in a URL '*'.
+var stopPath, stopPattern = func() (path, pat [256]bool) {
+	for c := range 256 {
+		pat[c] = needsEscape[c] || c == '%' || c == '$'
+		path[c] = pat[c] || c == '*'
+	}
+	return path, pat
+}()
+
 // normalize brings a path or pattern to the form both are compared in
 // (RFC 9309 §2.2.2): non-ASCII and unsafe octets percent-encoded, escapes
 // of unreserved characters decoded, other escapes in upper-case hex. In a
@@ -151,21 +161,23 @@ const upperHex = "0123456789ABCDEF"
 // them literally; in a pattern they stay, as the wildcard and (already
 // split off) end anchor, except a `$` that is not at the end.
 func normalize(s string, isPattern bool) string {
+	stop := &stopPath
+	if isPattern {
+		stop = &stopPattern
+	}
 	i := 0
 	for ; i < len(s); i++ {
 		c := s[i]
-		if needsEscape[c] || c == '$' || (c == '*' && !isPattern) {
-			break
+		if !stop[c] {
+			continue
 		}
-		if c == '%' {
-			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) &&
-				!isUnreserved(unhex(s[i+1])<<4|unhex(s[i+2])) &&
-				!('a' <= s[i+1] && s[i+1] <= 'f') && !('a' <= s[i+2] && s[i+2] <= 'f') {
-				i += 2
-				continue
-			}
-			break
+		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) &&
+			!isUnreserved(unhex(s[i+1])<<4|unhex(s[i+2])) &&
+			!('a' <= s[i+1] && s[i+1] <= 'f') && !('a' <= s[i+2] && s[i+2] <= 'f') {
+			i += 2 // already canonical
+			continue
 		}
+		break
 	}
 	if i == len(s) {
 		return s

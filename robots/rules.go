@@ -38,8 +38,8 @@ func (r Rule) String() string {
 type pattern struct {
 	s        string // normalised pattern without the trailing `$`
 	need     uint64 // byteSet of the literal octets of s: a cheap filter before matching
-	octets   int    // specificity: octets of the normalised pattern, `$` included
-	star     int    // index of the first `*` in s, -1 if none
+	octets   int32  // specificity: octets of the normalised pattern, `$` included (at most MaxBodySize)
+	star     int32  // index of the first `*` in s, -1 if none
 	anchored bool   // pattern ended in `$`
 	allow    bool   // copy of Rule.Allow, next to the data the matcher reads
 }
@@ -466,7 +466,7 @@ func (r *Rules) decide(token, path string) (sel, rule int32) {
 	if sel < 0 {
 		return sel, -1
 	}
-	best := -1
+	best := int32(-1)
 	has := byteSet(path)
 	for _, gi := range r.sels[sel].groups {
 		g := &r.groups[gi]

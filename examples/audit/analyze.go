@@ -16,7 +16,7 @@ const (
 	kRedirectChain      = "redirect_chain"       // two or more hops
 	kRedirectLoop       = "redirect_loop"        // a URL came back within one chain
 	kTooManyRedirects   = "too_many_redirects"   // more than ten hops
-	kRedirectBlocked    = "redirect_to_blocked"  // a hop pointed at a URL robots.txt disallows (not requested)
+	kRedirectBlocked    = "redirect_to_blocked"  // a hop pointed at a URL robots.txt disallows, or at an off-limits host (not requested)
 	kRedirectOffsite    = "redirect_offsite"     // a hop left the site (not requested)
 	kBadRedirect        = "bad_redirect"         // missing or unusable Location
 	kTitleMissing       = "title_missing"        //
@@ -126,7 +126,8 @@ func analyze(in analysisInput) []findingRecord {
 			add(p.URL, kTooManyRedirects, "%d hops, gave up: %s", len(p.Redirects), chain(p))
 		case "redirect_loop":
 			add(p.URL, kRedirectLoop, "%s", chain(p))
-		case "disallowed_redirect":
+		case "disallowed_redirect", "off_limits":
+			// off_limits: the target host's robots.txt was unreachable or 5xx, which is a complete disallow.
 			add(p.URL, kRedirectBlocked, "%s; %s (not requested)", chain(p), p.Err)
 		case "offsite_redirect":
 			add(p.URL, kRedirectOffsite, "%s (other site, not requested)", chain(p))
@@ -149,7 +150,8 @@ func analyze(in analysisInput) []findingRecord {
 		}
 	}
 
-	// Content findings, once per document: a URL that redirected to a page crawled in its own right is skipped.
+	// Content findings, once per document and named by the document's own URL (where a redirect ended):
+	// a URL that redirected to a page crawled in its own right is skipped.
 	var content []*pageRecord
 	seenFinal := map[string]bool{}
 	for _, p := range in.Pages {
@@ -174,52 +176,59 @@ func analyze(in analysisInput) []findingRecord {
 	titles := map[string][]string{}
 	descs := map[string][]string{}
 	for _, p := range content {
+		u := p.FinalURL
+		if u == "" {
+			u = p.URL
+		}
+		// A page that names another URL as canonical, or asks not to be indexed, is expected to share its
+		// title and description with the page it defers to (?sort=price variants): it is not a duplicate.
+		canonElsewhere := false
+		if c := strings.TrimSpace(p.Canonical); c != "" && norm(c) != norm(u) {
+			canonElsewhere = true
+		}
+		indexable := !canonElsewhere && noindex(p) == ""
 		t := strings.TrimSpace(p.Title)
 		switch {
 		case p.TitleCount == 0:
-			add(p.URL, kTitleMissing, "no <title> element")
+			add(u, kTitleMissing, "no <title> element")
 		case t == "":
-			add(p.URL, kTitleEmpty, "<title> is empty")
+			add(u, kTitleEmpty, "<title> is empty")
 		default:
 			if n := utf8.RuneCountInString(t); n > titleMax {
-				add(p.URL, kTitleTooLong, "%d characters (over %d): %q", n, titleMax, t)
+				add(u, kTitleTooLong, "%d characters (over %d): %q", n, titleMax, t)
 			}
-			key := strings.ToLower(strings.Join(strings.Fields(t), " "))
-			titles[key] = append(titles[key], p.URL)
+			if indexable {
+				key := strings.ToLower(strings.Join(strings.Fields(t), " "))
+				titles[key] = append(titles[key], u)
+			}
 		}
 		if p.TitleCount > 1 {
-			add(p.URL, kTitleMultiple, "%d <title> elements", p.TitleCount)
+			add(u, kTitleMultiple, "%d <title> elements", p.TitleCount)
 		}
 		d := strings.TrimSpace(p.Description)
 		switch {
 		case p.DescriptionCount == 0:
-			add(p.URL, kDescMissing, "no meta description")
+			add(u, kDescMissing, "no meta description")
 		case d == "":
-			add(p.URL, kDescMissing, "meta description is empty")
-		default:
+			add(u, kDescMissing, "meta description is empty")
+		case indexable:
 			key := strings.ToLower(strings.Join(strings.Fields(d), " "))
-			descs[key] = append(descs[key], p.URL)
+			descs[key] = append(descs[key], u)
 		}
 		if p.DescriptionCount > 1 {
-			add(p.URL, kDescMultiple, "%d meta descriptions", p.DescriptionCount)
+			add(u, kDescMultiple, "%d meta descriptions", p.DescriptionCount)
 		}
 		switch {
 		case p.H1Count == 0:
-			add(p.URL, kH1Missing, "no <h1>")
+			add(u, kH1Missing, "no <h1>")
 		case p.H1Count > 1:
-			add(p.URL, kH1Multiple, "%d <h1> elements", p.H1Count)
+			add(u, kH1Multiple, "%d <h1> elements", p.H1Count)
 		}
 		if src := noindex(p); src != "" {
-			add(p.URL, kNoindex, "%s", src)
+			add(u, kNoindex, "%s", src)
 		}
-		if c := strings.TrimSpace(p.Canonical); c != "" {
-			final := p.FinalURL
-			if final == "" {
-				final = p.URL
-			}
-			if norm(c) != norm(final) {
-				add(p.URL, kCanonicalElsewhere, "canonical is %s", c)
-			}
+		if canonElsewhere {
+			add(u, kCanonicalElsewhere, "canonical is %s", strings.TrimSpace(p.Canonical))
 		}
 	}
 	dup := func(groups map[string][]string, kind, what string) {
@@ -340,11 +349,13 @@ func isBroken(p *pageRecord) (bool, string) {
 	switch {
 	case p.Blocked:
 		return false, ""
+	case p.Status == http.StatusTooManyRequests:
+		return true, "HTTP 429 Too Many Requests, still after 2 retries (rate limited: the page itself may be fine)"
 	case p.Status >= 400:
 		return true, fmt.Sprintf("HTTP %d", p.Status)
 	case p.Status == 0 && p.Err != "":
 		switch p.ErrKind {
-		case "disallowed_redirect", "offsite_redirect":
+		case "disallowed_redirect", "offsite_redirect", "off_limits":
 			return false, "" // not requested on purpose; reported as a redirect finding
 		case "timeout":
 			return true, "timed out: " + p.Err
@@ -388,6 +399,9 @@ func llmsDetail(r requestRecord) string {
 	switch {
 	case r.Err != "":
 		return "not published or not readable: " + r.Err
+	case r.Status == http.StatusOK && isHTML(r.ContentType):
+		// llms.txt is Markdown; an HTML page here is a site answering every path with a page (a soft 404).
+		return fmt.Sprintf("probably not published: HTTP 200 but %s, %d bytes (a page served for any path?)", r.ContentType, r.Bytes)
 	case r.Status == http.StatusOK:
 		return fmt.Sprintf("published (HTTP 200, %s, %d bytes)", orDash(r.ContentType), r.Bytes)
 	case r.Status >= 300 && r.Status < 400:

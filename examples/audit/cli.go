@@ -93,11 +93,10 @@ Flags:
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
-		fs.PrintDefaults()
-	}
+	// The flag package prints a parse error and the whole usage text itself; we print the error once
+	// (runEnv) with a pointer to -h, and the usage text only when it was asked for.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&c.DB, "db", "audit.db", "SQLite `file` the crawl is written to (a new crawl is added to an existing file)")
 	fs.IntVar(&c.MaxPages, "max-pages", 500, "stop after `N` pages")
 	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
@@ -111,9 +110,16 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usageText)
+			fs.SetOutput(stderr)
+			fs.PrintDefaults()
 			return nil, err
 		}
-		return nil, &usageError{err.Error()}
+		msg := err.Error()
+		if strings.Contains(msg, "for flag -gap") || strings.Contains(msg, "for flag -timeout") {
+			msg += " (a duration needs a unit: 300ms, 2s, 1m)"
+		}
+		return nil, &usageError{msg}
 	}
 	c.Resolve, _ = fetch.ParseResolve(resolve...) // each entry was validated by Set
 	if c.Concurrency < minConcurrency || c.Concurrency > maxConcurrency {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-gap", "-1ms", "http://shop.test/"}, "-gap -1ms is out of range: must be 0s..60s"},
 		{[]string{"-gap", "61s", "http://shop.test/"}, "-gap 1m1s is out of range: must be 0s..60s"},
 		{[]string{"-gap", "soon", "http://shop.test/"}, "invalid value"},
+		{[]string{"-gap", "5", "http://shop.test/"}, `invalid value "5" for flag -gap: parse error (a duration needs a unit: 300ms, 2s, 1m)`},
 		{[]string{"-max-pages", "0", "http://shop.test/"}, "-max-pages 0 is out of range"},
 		{[]string{"-max-depth", "-1", "http://shop.test/"}, "-max-depth -1 is out of range"},
 		{[]string{"-timeout", "0s", "http://shop.test/"}, "-timeout 0s is out of range"},
@@ -39,6 +41,8 @@ func TestUsageErrors(t *testing.T) {
 			code := run(t.Context(), append([]string{"-db", db}, tc.args...), &out, &errb)
 			assert.Equal(t, exitUsage, code)
 			assert.Contains(t, errb.String(), tc.want)
+			assert.Equal(t, 1, strings.Count(errb.String(), "audit: "), "the error is said once: %s", errb.String())
+			assert.NotContains(t, errb.String(), "Flags:", "no usage dump on a mistake, just a pointer to -h")
 			assert.Empty(t, out.String())
 			assert.NoFileExists(t, db, "a usage error touches nothing")
 		})

@@ -282,13 +282,14 @@ func unreachableWhy(v robots.Verdict) string {
 }
 
 // progressState feeds the progress line: queue size and the current politeness limits.
-func (c *crawler) progressState() (int, string) {
+func (c *crawler) progressState() (int, string, bool) {
 	st := c.front.Stats()
-	if ev, ok := c.slow.Tripped(); ok && st.Slowdown {
+	if _, ok := c.slow.Tripped(); ok && st.Slowdown {
+		// The URL that answered 429 is in the summary; here it would push the numbers off a narrow terminal.
 		inFlight, gap := c.slow.Limits()
-		return st.Queued, fmt.Sprintf("slowed down after 429 at %s: %d in flight, %s gap", ev.URL, inFlight, gap)
+		return st.Queued, fmt.Sprintf("slowed down after 429: %d in flight, %s gap", inFlight, gap), true
 	}
-	return st.Queued, fmt.Sprintf("%d in flight max, %s gap", c.cfg.Concurrency, c.cfg.Gap)
+	return st.Queued, fmt.Sprintf("%d in flight max, %s gap", c.cfg.Concurrency, c.cfg.Gap), false
 }
 
 // add offers a URL to the frontier and records what it refused when that matters to the audit.
@@ -390,10 +391,11 @@ func (c *crawler) pages(ctx context.Context) error {
 // visit fetches one page, records it and queues its internal links.
 func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	res, err := c.client.Get(ctx, it.URL)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
 		c.front.Done(it, ctx.Err())
 		return // interrupted: the page was not fetched, so it is not recorded
 	}
+	// A page answered in full before Ctrl-C is recorded like any other: everything crawled is kept.
 	p := &pageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.env.Now()}
 	if res != nil {
 		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType

@@ -514,7 +514,8 @@ func TestInterruptKeepsWhatWasCrawled(t *testing.T) {
 			fetched++
 		}
 	}
-	assert.Equal(t, fetched, r.int(t, `SELECT COUNT(*) FROM pages`), "every page answered before Ctrl-C is in the database")
+	// /p10 itself may or may not have been answered in full before the cancel reached the client.
+	assert.Equal(t, fetched, r.int(t, `SELECT COUNT(*) FROM pages WHERE url != 'http://shop.test/p10'`), "every page answered before Ctrl-C is in the database")
 	assert.Less(t, len(s.Paths()), 40)
 }
 
@@ -527,7 +528,28 @@ func TestDemo(t *testing.T) {
 		assert.Positive(t, k[kind], "demo shows %s", kind)
 	}
 	assert.Zero(t, k[kWordPressProbe])
-	assert.GreaterOrEqual(t, r.int(t, `SELECT COUNT(*) FROM sitemaps`), 3)
+	// Every deliberate problem, and nothing else: a false finding in the README's first command would
+	// teach users to distrust the rest.
+	assert.Equal(t, []string{
+		"broken_link /products/paddle",
+		"broken_page /products/stove",
+		"canonical_elsewhere /products/?sort=price",
+		"description_duplicate /products/lantern",
+		"description_duplicate /products/tent",
+		"external_link https://www.example.org/partners/cove",
+		"h1_multiple /contact",
+		"link_to_blocked /account/login",
+		"link_to_blocked /basket/",
+		"llms_txt /llms.txt",
+		"redirect /summer-sale",
+		"redirect_chain /sale",
+		"sitemap_url_blocked /basket/",
+		"sitemap_url_broken /products/stove",
+		"sitemap_url_redirected /summer-sale",
+		"title_missing /about",
+	}, r.strs(t, `SELECT kind || ' ' || REPLACE(url, 'http://cove-shop.test', '') FROM findings ORDER BY 1`))
+	assert.Equal(t, []string{"0 http://cove-shop.test/sitemap_index.xml", "1 http://cove-shop.test/sitemap-pages.xml",
+		"1 http://cove-shop.test/sitemap-products.xml"}, r.strs(t, `SELECT level || ' ' || url FROM sitemaps ORDER BY 1`), "the sitemap index and its two sitemaps")
 	assert.Contains(t, r.stdout, "to the disallowed /basket/ and /account/: 0")
 	assert.Contains(t, r.stdout, "with another User-Agent: 0")
 	assert.Contains(t, r.stdout, "first: cove-shop.test/robots.txt")

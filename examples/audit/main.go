@@ -83,7 +83,6 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		for k, v := range demo.Resolve() {
 			cfg.Resolve[k] = v
 		}
-		fmt.Fprintf(stdout, "Demo: crawling the built-in shop at %s (served on loopback by this program).\n", cfg.URL)
 	}
 
 	st, err := openStore(ctx, cfg.DB)
@@ -92,6 +91,9 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		return exitFailure
 	}
 	defer st.close()
+	if demo != nil {
+		fmt.Fprintf(stdout, "Demo: crawling the built-in shop at %s (served on loopback by this program).\n", cfg.URL)
+	}
 
 	c, err := newCrawler(cfg, e, st, stderr)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -27,6 +28,23 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// termColumns is the width of the terminal w, or 0 when it is not known.
+func termColumns(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return cols
+}
+
+// progressReserve is what the progress bar adds around our text: spinner, spaces, " [59m59s] ", and a
+// column spare so the cursor never wraps.
+const progressReserve = 14
+
 // progress draws one self-updating line on stderr with the progressbar library.
 type progress struct {
 	mu      sync.Mutex // one writer at a time on w
@@ -34,14 +52,15 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	stop    chan struct{}
 	done    sync.WaitGroup
-	state   func() (queued int, politeness string)
+	state   func() (queued int, politeness string, slowed bool)
+	columns func() int // terminal width; the line is cut to fit, since a wrapped line cannot be redrawn in place
 	started time.Time
 	now     func() time.Time
 	c       *counters
 }
 
 // startProgress starts redrawing every interval; state supplies the queue size and politeness state.
-func startProgress(w io.Writer, c *counters, now func() time.Time, state func() (int, string)) *progress {
+func startProgress(w io.Writer, c *counters, now func() time.Time, state func() (int, string, bool)) *progress {
 	p := &progress{
 		bar: progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(w),
@@ -52,6 +71,7 @@ func startProgress(w io.Writer, c *counters, now func() time.Time, state func() 
 			progressbar.OptionClearOnFinish(),
 		),
 		w: w, stop: make(chan struct{}), state: state, started: now(), now: now, c: c,
+		columns: func() int { return termColumns(w) },
 	}
 	p.redraw()
 	p.done.Add(1)
@@ -77,8 +97,26 @@ func (p *progress) line() string {
 	if secs > 0 {
 		rate = float64(p.c.requests.Load()) / secs
 	}
-	queued, politeness := p.state()
-	return fmt.Sprintf("%d done / %d queued · %.1f req/s · %d errors · %s", p.c.pages.Load(), queued, rate, p.c.errors.Load(), politeness)
+	queued, politeness, slowed := p.state()
+	errs := p.c.errors.Load()
+	counts := fmt.Sprintf("%d done / %d queued · %.1f req/s · %d error%s", p.c.pages.Load(), queued, rate, errs, plural(int(errs)))
+	line := counts + " · " + politeness
+	if slowed {
+		line = politeness + " · " + counts // the unusual state first, where a narrow terminal cannot cut it off
+	}
+	if cols := p.columns(); cols > progressReserve {
+		line = truncateRunes(line, cols-progressReserve)
+	}
+	return line
+}
+
+// truncateRunes cuts s to at most n characters, marking the cut with an ellipsis.
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
 }
 
 func (p *progress) redraw() {

@@ -105,9 +105,10 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 	if res.outcome != "finished" {
 		state = res.outcome
 	}
-	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d pages (%d fetched, %d blocked by robots.txt), %d requests, %d errors.\n",
+	pages, reqs, errs := int(c.count.pages.Load()), int(c.count.requests.Load()), int(c.count.errors.Load())
+	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",
 		c.st.crawlID, c.cfg.URL, state, res.ended.Sub(res.started).Round(time.Millisecond),
-		c.count.pages.Load(), c.count.fetched.Load(), c.count.blocked.Load(), c.count.requests.Load(), c.count.errors.Load())
+		pages, plural(pages), c.count.fetched.Load(), c.count.blocked.Load(), reqs, plural(reqs), errs, plural(errs))
 	if ev, ok := c.slow.Tripped(); ok {
 		inFlight, gap := c.slow.Limits()
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",
@@ -126,7 +127,7 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 		}
 		for _, k := range orderedKinds(counts) {
 			ex := example[k]
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncate(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), 90))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncateRunes(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), 90))
 		}
 		tw.Flush()
 	}

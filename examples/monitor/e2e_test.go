@@ -450,3 +450,57 @@ func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
 	assert.Contains(t, out, "run: 1 due, 1 snapshots")
 	assert.Equal(t, 1, s.Count("/1"))
 }
+
+// The page promises plain HTTP requests and no JavaScript: a snapshot is one
+// GET of the page (after robots.txt), never its scripts, styles, images,
+// frames or a meta-refresh target.
+func TestSnapshotIsOnePlainRequest(t *testing.T) {
+	h := newHarness(t)
+	s := h.site("a.test", "User-agent: *\nAllow: /\n")
+	s.HTML("/app", `<!doctype html><html><head><title>App</title>
+<meta http-equiv="refresh" content="0; url=/next">
+<link rel="stylesheet" href="/style.css"><link rel="preload" href="/font.woff2" as="font">
+<script src="/app.js"></script><script>fetch("/api/data")</script></head>
+<body><img src="/logo.png"><iframe src="/frame"></iframe><a href="/other">other</a></body></html>`)
+	h.track("http://a.test/app")
+	h.run()
+	assert.Equal(t, []string{"/robots.txt", "/app"}, s.Paths())
+	for _, r := range s.Requests() {
+		assert.Equal(t, http.MethodGet, r.Method, r.Path)
+	}
+	require.Len(t, h.snapshots("http://a.test/app"), 1)
+	assert.Equal(t, "App", h.snapshots("http://a.test/app")[0].Title)
+}
+
+// A page row the frontier refuses (written by hand: not a canonical http(s)
+// URL) is recorded as an error and waits its interval, so watch does not
+// spin on it every second.
+func TestUnqueueablePageWaitsForInterval(t *testing.T) {
+	h := newHarness(t)
+	s := h.site("a.test", "User-agent: *\nAllow: /\n", "/x")
+	h.track("http://a.test/x")
+	st := openTestStore(t, h.db)
+	for _, u := range []string{"ftp://a.test/x", "HTTP://A.TEST/x"} {
+		_, err := st.db.Exec(`INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES(?, 21600, ?, ?)`,
+			u, fmtTime(h.clk.Now()), fmtTime(h.clk.Now()))
+		require.NoError(t, err)
+	}
+	require.NoError(t, st.Close())
+
+	out := h.run()
+	assert.Contains(t, out, "run: 3 due, 3 snapshots (2 with errors)")
+	assert.Equal(t, 1, s.Count("/x"), "the canonical page is fetched once")
+	// Of the two spellings of one page, one is checked and the other is
+	// the frontier's duplicate; the ftp row is invalid.
+	notChecked := 0
+	for _, u := range []string{"ftp://a.test/x", "HTTP://A.TEST/x", "http://a.test/x"} {
+		snaps := h.snapshots(u)
+		require.Len(t, snaps, 1, u)
+		if strings.HasPrefix(snaps[0].Error, "not checked: ") {
+			notChecked++
+		}
+	}
+	assert.Equal(t, 2, notChecked)
+	assert.Contains(t, h.snapshots("ftp://a.test/x")[0].Error, "not checked: frontier: invalid URL")
+	assert.Contains(t, h.run(), "run: 0 due")
+}

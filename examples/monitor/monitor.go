@@ -36,14 +36,15 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 	if base == nil {
 		base = fetch.NewBaseTransport(o.resolve)
 	}
+	base = agentSpelling{base}
 	return &monitor{
 		st:    st,
 		o:     o,
 		now:   e.clock(),
 		token: robots.ProductToken(o.userAgent),
-		// X-AGENT: 2-UA, as the page says (header names are case-insensitive;
-		// Go writes the canonical X-Agent on HTTP/1.1).
-		header: http.Header{"X-Agent": {"2-UA"}},
+		// X-AGENT: 2-UA, as the page says; fetch canonicalises the name and
+		// agentSpelling restores the page's spelling on the wire.
+		header: http.Header{agentHeader: {"2-UA"}},
 		base:   base,
 	}, nil
 }
@@ -147,7 +148,20 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	for _, p := range due {
 		res := gate.Add(ctx, p.URL, 0, "")
 		if res.Outcome != frontier.Queued {
-			printf("error   %s: %v\n", p.URL, res.Outcome)
+			// Only a row written by hand can get here (track stores the
+			// frontier's own form). Record it like a failed fetch, so the
+			// page waits its interval instead of being due on every pass
+			// of watch.
+			detail := res.Outcome.String()
+			if res.Err != nil {
+				detail = res.Err.Error()
+			}
+			sn := &snapshot{PageURL: p.URL, TakenAt: m.now(), Error: "not checked: " + detail}
+			if err := m.st.saveSnapshot(context.WithoutCancel(ctx), sn); err != nil {
+				return sum, err
+			}
+			sum.Errors++
+			printf("error   %s: %s\n", p.URL, sn.Error)
 			continue
 		}
 		byURL[res.URL] = p

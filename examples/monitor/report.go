@@ -95,47 +95,54 @@ func quote(s string) string {
 // page promises that reports do not mention a URL while robots.txt blocks it.
 // since > 0 keeps only changes whose newer snapshot is that recent.
 func writeReport(ctx context.Context, st *store, w io.Writer, now time.Time, since time.Duration) error {
-	snaps, err := st.snapshots(ctx)
-	if err != nil {
-		return err
-	}
 	var cutoff time.Time
 	if since > 0 {
 		cutoff = now.Add(-since)
 	}
-	printed := 0
-	for i := 0; i < len(snaps); {
-		j := i
-		for j < len(snaps) && snaps[j].PageURL == snaps[i].PageURL {
-			j++
+	// Rows stream in page order; one page's changes are held until its last
+	// snapshot says whether the page may be mentioned at all.
+	var (
+		url      string
+		prev     *snapshot
+		blocked  bool // the page's latest snapshot so far is blocked
+		pageOut  strings.Builder
+		printed  int
+		started  bool
+		writeErr error
+	)
+	flush := func() {
+		if started && !blocked && pageOut.Len() > 0 && writeErr == nil {
+			_, writeErr = fmt.Fprintf(w, "%s\n%s", url, pageOut.String())
+			printed++
 		}
-		pageSnaps := snaps[i:j]
-		i = j
-		if pageSnaps[len(pageSnaps)-1].Blocked {
-			continue
+		pageOut.Reset()
+	}
+	err := st.eachSnapshot(ctx, func(cur *snapshot) error {
+		if !started || cur.PageURL != url {
+			flush()
+			url, prev, started = cur.PageURL, nil, true
 		}
-		var prev *snapshot
-		header := false
-		for k := range pageSnaps {
-			cur := &pageSnaps[k]
-			if cur.Blocked {
-				continue
-			}
-			if prev != nil && !cur.TakenAt.Before(cutoff) {
-				if changes := diffSnapshots(prev, cur); len(changes) > 0 {
-					if !header {
-						fmt.Fprintln(w, pageSnaps[0].PageURL)
-						header = true
-					}
-					fmt.Fprintf(w, "  %s -> %s\n", fmtShort(prev.TakenAt), fmtShort(cur.TakenAt))
-					for _, c := range changes {
-						fmt.Fprintf(w, "    %s: %s -> %s\n", c.Field, quote(c.Old), quote(c.New))
-					}
-					printed++
+		blocked = cur.Blocked
+		if cur.Blocked {
+			return writeErr
+		}
+		if prev != nil && !cur.TakenAt.Before(cutoff) {
+			if changes := diffSnapshots(prev, cur); len(changes) > 0 {
+				fmt.Fprintf(&pageOut, "  %s -> %s\n", fmtShort(prev.TakenAt), fmtShort(cur.TakenAt))
+				for _, c := range changes {
+					fmt.Fprintf(&pageOut, "    %s: %s -> %s\n", c.Field, quote(c.Old), quote(c.New))
 				}
 			}
-			prev = cur
 		}
+		prev = cur
+		return writeErr
+	})
+	if err != nil {
+		return err
+	}
+	flush()
+	if writeErr != nil {
+		return writeErr
 	}
 	if printed == 0 {
 		fmt.Fprintln(w, "no changes")

@@ -142,3 +142,27 @@ func TestStatusShowsSkippedBanner(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "Latest check was skipped — robots.txt disallows OtherBot on this path.")
 }
+
+// The report streams snapshots page by page; a page whose changes are held
+// back because it is blocked now must not count as printed.
+func TestReportOnlyBlockedChangesSaysNoChanges(t *testing.T) {
+	st := openTestStore(t, tempDB(t))
+	const a, b, c = "https://a.example/1", "https://a.example/2", "https://a.example/3"
+	seed(t, st,
+		&snapshot{PageURL: a, TakenAt: t0, Status: 200, Title: "Same"},
+		&snapshot{PageURL: a, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Same"},
+		&snapshot{PageURL: b, TakenAt: t0, Status: 200, Title: "Old"},
+		&snapshot{PageURL: b, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
+		&snapshot{PageURL: b, TakenAt: t0.Add(12 * time.Hour), Blocked: true},
+		&snapshot{PageURL: c, TakenAt: t0, Blocked: true},
+	)
+	assert.Equal(t, "no changes\n", report(t, st, t0.Add(13*time.Hour), 0))
+
+	// The page after a held-back one is still reported, under its own URL.
+	seed(t, st,
+		&snapshot{PageURL: c, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "C1"},
+		&snapshot{PageURL: c, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "C2"},
+	)
+	assert.Equal(t, c+"\n  2026-11-29 18:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"C1\" -> \"C2\"\n",
+		report(t, st, t0.Add(13*time.Hour), 0))
+}

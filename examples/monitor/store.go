@@ -96,14 +96,20 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	if path == "" {
 		return nil, errors.New("no database path")
 	}
-	if strings.ContainsAny(path, "?#") || len(path) > maxDBPathLen {
-		return nil, fmt.Errorf("database path %q: must not contain '?' or '#'", path)
+	if strings.Contains(path, "?") || len(path) > maxDBPathLen {
+		return nil, fmt.Errorf("database path %q: must not contain '?' nor be longer than %d bytes", path, maxDBPathLen)
+	}
+	// A plain file name, not a "file:" URI: SQLite would percent-decode a URI
+	// ("a%20b.db" would open "a b.db"). A relative path that itself starts
+	// with "file:" is made explicit so it stays a plain name.
+	if strings.HasPrefix(path, "file:") {
+		path = "./" + path
 	}
 	// WAL lets status/report read while run/watch write; synchronous=NORMAL in
 	// WAL mode loses nothing when the process dies (Ctrl-C), only possibly the
 	// last commits on power loss. busy_timeout makes concurrent processes wait
 	// instead of failing.
-	dsn := "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate"
+	dsn := path + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -407,16 +413,27 @@ UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detai
 
 // snapshots returns the snapshots of every page, ordered by page then time.
 func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
+	var out []snapshot
+	err := s.eachSnapshot(ctx, func(sn *snapshot) error {
+		out = append(out, *sn)
+		return nil
+	})
+	return out, err
+}
+
+// eachSnapshot calls fn with every snapshot, ordered by page then time,
+// one row at a time: a report over years of snapshots does not hold them
+// all in memory. fn must not use the store (its one connection is busy).
+func (s *store) eachSnapshot(ctx context.Context, fn func(*snapshot) error) error {
 	rows, err := s.db.QueryContext(ctx, `
 SELECT id, page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects, title,
 	meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
 	response_ms, error
 FROM snapshots ORDER BY page_url, taken_at, id`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	var out []snapshot
 	for rows.Next() {
 		var (
 			sn                                                  snapshot
@@ -427,11 +444,11 @@ FROM snapshots ORDER BY page_url, taken_at, id`)
 		)
 		if err := rows.Scan(&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
 			&desc, &canon, &mrobots, &xrobots, &h1, &hreflang, &hash, &words, &ms, &errText); err != nil {
-			return nil, err
+			return err
 		}
 		var err error
 		if sn.TakenAt, err = parseTime(taken); err != nil {
-			return nil, fmt.Errorf("snapshot %d of %s: %w", sn.ID, sn.PageURL, err)
+			return fmt.Errorf("snapshot %d of %s: %w", sn.ID, sn.PageURL, err)
 		}
 		sn.RobotsRule, sn.FinalURL, sn.Title, sn.MetaDescription = rule.String, final.String, title.String, desc.String
 		sn.Canonical, sn.MetaRobots, sn.XRobotsTag, sn.H1 = canon.String, mrobots.String, xrobots.String, h1.String
@@ -440,17 +457,19 @@ FROM snapshots ORDER BY page_url, taken_at, id`)
 		sn.ResponseTime = time.Duration(ms.Int64) * time.Millisecond
 		if redirects.Valid {
 			if err := json.Unmarshal([]byte(redirects.String), &sn.Redirects); err != nil {
-				return nil, fmt.Errorf("snapshot %d of %s: redirects: %w", sn.ID, sn.PageURL, err)
+				return fmt.Errorf("snapshot %d of %s: redirects: %w", sn.ID, sn.PageURL, err)
 			}
 		}
 		if hreflang.Valid {
 			if err := json.Unmarshal([]byte(hreflang.String), &sn.Hreflang); err != nil {
-				return nil, fmt.Errorf("snapshot %d of %s: hreflang: %w", sn.ID, sn.PageURL, err)
+				return fmt.Errorf("snapshot %d of %s: hreflang: %w", sn.ID, sn.PageURL, err)
 			}
 		}
-		out = append(out, sn)
+		if err := fn(&sn); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // robotsRow is one row of robots_cache: the raw robots.txt answer for one

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,4 +195,29 @@ func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
 	got, _, err = robotsStore{st2}.Load(ctx, "https://a.example")
 	require.NoError(t, err)
 	assert.Equal(t, 404, got.Status)
+}
+
+// A -db path is a plain file name: '%' and '#' are not URI syntax, and a
+// relative name starting with "file:" is not a URI either.
+func TestOpenTakesPathLiterally(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a%20b.db", "c#d.db", "e%zz.db"} {
+		st := openTestStore(t, filepath.Join(dir, name))
+		var fk, timeout int
+		require.NoError(t, st.db.QueryRow("PRAGMA foreign_keys").Scan(&fk))
+		require.NoError(t, st.db.QueryRow("PRAGMA busy_timeout").Scan(&timeout))
+		assert.Equal(t, 1, fk, "driver options still apply")
+		assert.Equal(t, 10000, timeout)
+		require.NoError(t, st.Close())
+		_, err := os.Stat(filepath.Join(dir, name))
+		assert.NoError(t, err, "file %q exists under its own name", name)
+	}
+	_, err := os.Stat(filepath.Join(dir, "a b.db"))
+	assert.True(t, os.IsNotExist(err), "%%20 was not decoded")
+
+	t.Chdir(dir)
+	st := openTestStore(t, "file:rel.db")
+	require.NoError(t, st.Close())
+	_, err = os.Stat(filepath.Join(dir, "file:rel.db"))
+	assert.NoError(t, err)
 }

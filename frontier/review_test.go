@@ -1,0 +1,110 @@
+package frontier_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/frontier"
+	"github.com/politecrawl/polite/internal/testsite"
+)
+
+// An Acquire that gives up says which URL it was waiting for.
+func TestAcquireErrorNamesTheURL(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := frontier.DefaultConfig()
+		cfg.MaxInFlight = 1
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		rel, err := f.Acquire(t.Context(), mustURL(t, "https://shop.example/a"))
+		require.NoError(t, err)
+		defer rel()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err = f.Acquire(ctx, mustURL(t, "https://user:secret@shop.example/b?q=1"))
+		require.Error(t, err)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), "https://user:xxxxx@shop.example/b?q=1")
+		assert.NotContains(t, err.Error(), "secret")
+	})
+}
+
+// depthLiar is a replacement Queue that returns items at the wrong depth.
+type depthLiar struct{ frontier.Queue }
+
+func (q depthLiar) Pop(host string) (frontier.Item, bool, error) {
+	it, ok, err := q.Queue.Pop(host)
+	it.Depth += 7
+	return it, ok, err
+}
+
+// A faulty replacement Queue makes Next fail with an error, not panic.
+func TestNextSurvivesAFaultyQueue(t *testing.T) {
+	cfg := frontier.DefaultConfig()
+	cfg.Queue = depthLiar{frontier.NewMemoryQueue()}
+	f, err := frontier.New(cfg)
+	require.NoError(t, err)
+	require.Equal(t, frontier.Queued, f.Add(context.Background(), "https://shop.example/", 0, "").Outcome)
+	_, _, err = f.NextAt(time.Now())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "https://shop.example/")
+	assert.Equal(t, 0, f.Stats().Out)
+}
+
+// The slowdown is run-wide, not per host: once a 429 from one host trips
+// it, starts on every host are 3 s apart and one request is in flight in
+// the whole run.
+func TestSlowdownIsRunWideAcrossHosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := testsite.NewNetwork(t, testsite.InMemory)
+		a := net.Add("a.test")
+		a.Route("/*", testsite.Response{Delay: 5 * time.Second, Body: "a"})
+		a.Route("/a0", testsite.Response{Delay: 100 * time.Millisecond, Status: http.StatusTooManyRequests})
+		b := net.Add("b.test")
+		b.Route("/*", testsite.Response{Delay: 100 * time.Millisecond, Body: "b"})
+		sd := &backoff.Slowdown{}
+		cfg := frontier.DefaultConfig()
+		cfg.Gap = 0
+		cfg.Slowdown = sd
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		addPages(t, f, a.URL(), 5, "a")
+		addPages(t, f, b.URL(), 5, "b")
+
+		crawl(t, f, net.Transport(), 4, func(it frontier.Item, resp *http.Response) {
+			if resp.StatusCode == http.StatusTooManyRequests {
+				sd.Trip(it.URL, time.Now())
+			}
+		})
+
+		ev, tripped := sd.Tripped()
+		require.True(t, tripped)
+		reqs := net.Requests()
+		require.Len(t, reqs, 10)
+		require.Equal(t, 4, net.MaxInFlight(), "before the trip four were in flight")
+		var prev *testsite.Request
+		hosts := map[string]bool{}
+		for i := range reqs {
+			r := &reqs[i]
+			if r.Time.Before(ev.At) {
+				prev = r // the last start before the trip
+				continue
+			}
+			hosts[r.Site] = true
+			assert.GreaterOrEqual(t, r.Time.Sub(prev.Time), 3*time.Second, "start of %s%s after %s%s", r.Site, r.Path, prev.Site, prev.Path)
+			for j, q := range reqs {
+				if j != i && !q.Time.After(r.Time) && q.End.After(r.Time) {
+					t.Errorf("%s%s started while %s%s was in flight", r.Site, r.Path, q.Site, q.Path)
+				}
+			}
+			prev = r
+		}
+		assert.Len(t, hosts, 2, "both hosts were crawled after the trip")
+	})
+}
