@@ -293,7 +293,7 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.URL, cur string, res *Result) error {
 	var wait time.Duration
 	for n := 1; ; n++ {
-		resp, err := c.attempt(ctx, st, method, u, res)
+		resp, release, err := c.attempt(ctx, st, method, u, res)
 		if _, refused := err.(*gateError); refused {
 			return err // nothing was sent
 		}
@@ -317,6 +317,9 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 			// the caller has given up meanwhile.
 			c.Slowdown.Trip(cur, now)
 		}
+		// The slot is freed only now, so a request that was waiting for it
+		// already sees a slowdown this response tripped.
+		release()
 		if ctx.Err() != nil || !d.Retry {
 			return err
 		}
@@ -334,23 +337,25 @@ func (e *gateError) Error() string { return "politeness gate: " + e.err.Error() 
 func (e *gateError) Unwrap() error { return e.err }
 
 // attempt sends one request through the gate under the per-request timeout
-// and reads its body, releasing the slot before it returns. The response
-// (body consumed) is returned even when reading the body failed.
-func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, error) {
+// and reads its body. It returns the gate slot's release, which the caller
+// must call exactly once (after tripping any slowdown), and the response
+// (body consumed) even when reading the body failed.
+func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, func(), error) {
+	release := nop
 	if c.Gate != nil {
-		release, err := c.Gate.Acquire(ctx, u)
+		rel, err := c.Gate.Acquire(ctx, u)
 		if err != nil {
-			return nil, &gateError{err}
+			return nil, nop, &gateError{err}
 		}
-		if release != nil {
-			defer release()
+		if rel != nil {
+			release = rel
 		}
 	}
 	rctx := ctx
 	if st.timeout > 0 {
 		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(ctx, st.timeout)
-		defer cancel() // runs before release: the slot is freed last
+		defer cancel() // runs before release: the slot is freed last, by the caller
 	}
 	req := (&http.Request{
 		Method:     method,
@@ -364,7 +369,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
 	if err != nil {
-		return nil, st.requestError(ctx, rctx, err)
+		return nil, release, st.requestError(ctx, rctx, err)
 	}
 	res.TTFB = c.now().Sub(sent)
 	res.Status = resp.StatusCode
@@ -380,9 +385,9 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	}
 	_ = resp.Body.Close()
 	if err != nil {
-		return resp, st.requestError(ctx, rctx, err)
+		return resp, release, st.requestError(ctx, rctx, err)
 	}
-	return resp, nil
+	return resp, release, nil
 }
 
 // requestError tells a per-request timeout (rctx) from the caller's own

@@ -202,6 +202,10 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 		defer c.prog.finish()
 	}
 
+	if note := c.twinResolveNote(); note != "" {
+		c.logf("%s", note)
+	}
+
 	// 1. robots.txt first, for the start host and its twin.
 	v, err := c.robots.Check(ctx, c.token, c.cfg.URL)
 	if err != nil {
@@ -266,6 +270,33 @@ func (c *crawler) logf(format string, args ...any) {
 	fmt.Fprintf(c.log, format+"\n", args...)
 }
 
+// twinResolveNote warns when -resolve sends the start host to a staging address but not its twin: the
+// twin is part of the site, so without the note a staging crawl would quietly reach production's www host.
+func (c *crawler) twinResolveNote() string {
+	if len(c.cfg.Resolve) == 0 || c.twin == "" {
+		return ""
+	}
+	key := func(origin string) string {
+		u, err := url.Parse(origin)
+		if err != nil {
+			return ""
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		return strings.ToLower(net.JoinHostPort(u.Hostname(), port))
+	}
+	start, twin := key(c.origin), key(c.twin)
+	if _, ok := c.cfg.Resolve[start]; !ok {
+		return ""
+	}
+	if _, ok := c.cfg.Resolve[twin]; ok {
+		return ""
+	}
+	return fmt.Sprintf("audit: note: -resolve maps %s but not its twin %s, which is part of the site and is reached through DNS (add -resolve %s:ADDR to send it to the same server)", start, twin, twin)
+}
+
 // offLimitsError is the clear message of exit status 3.
 func offLimitsError(origin string, v robots.Verdict) error {
 	return fmt.Errorf("%s/robots.txt %s, so the whole site is off limits and nothing else was requested (Crawl Cove stops when robots.txt is unreachable or answers a server error)", origin, unreachableWhy(v))
@@ -276,9 +307,23 @@ func unreachableWhy(v robots.Verdict) string {
 		return fmt.Sprintf("answered HTTP %d", v.Status)
 	}
 	if v.Err != nil {
-		return "could not be fetched: " + v.Err.Error()
+		return "could not be fetched: " + causeOf(v.Err)
 	}
 	return "could not be fetched"
+}
+
+// causeOf is the part of a robots.txt fetch error worth showing: the layers above it (robots, net/http,
+// fetch) each repeat the URL, which the message already names once.
+func causeOf(err error) string {
+	var fe *fetch.Error
+	if errors.As(err, &fe) && fe.Err != nil {
+		return fe.Err.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err.Error()
+	}
+	return err.Error()
 }
 
 // progressState feeds the progress line: queue size and the current politeness limits.

@@ -178,3 +178,19 @@ func TestTwinRobots429SlowsTheRun(t *testing.T) {
 		assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
 	})
 }
+
+// -resolve sends the start host to a staging server; its www twin is part of the site and, unless mapped
+// too, goes through DNS to wherever the real name points. Say so before the first request.
+func TestResolveWithoutTwinIsNoted(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home"))
+	r := audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stderr, "-resolve maps shop.test:80 but not its twin www.shop.test:80")
+
+	r = audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "-resolve", "www.shop.test:80:127.0.0.1:9", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.NotContains(t, r.stderr, "twin")
+}
