@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -158,5 +160,40 @@ func TestTransportErrorNamesTheURL(t *testing.T) {
 		assert.Nil(t, resp)
 		requireFetchError(t, err, "http://a.test/robots.txt")
 		assert.Equal(t, 0, g.InFlight(), "the slot is released on error")
+	})
+}
+
+// tripAtRelease is a gate that records, at each release, whether the
+// slowdown had tripped by then.
+type tripAtRelease struct {
+	slow *backoff.Slowdown
+	mu   sync.Mutex
+	seen []bool
+}
+
+func (g *tripAtRelease) Acquire(_ context.Context, _ *url.URL) (func(), error) {
+	return func() {
+		_, tripped := g.slow.Tripped()
+		g.mu.Lock()
+		g.seen = append(g.seen, tripped)
+		g.mu.Unlock()
+	}, nil
+}
+
+// The slot of a 429 is freed only after the latch trips, so a request that
+// was waiting for that slot already runs under the slowdown.
+func TestSlowdownTripsBeforeTheSlotIsFreed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := testsite.NewNetwork(t, testsite.InMemory)
+		a := n.Add("a.test")
+		a.Route("/busy", testsite.Response{Status: 429, Body: "slow down"}, testsite.Response{Body: "ok"})
+		c := newClient(n, nil)
+		c.Robots = allowAll{}
+		g := &tripAtRelease{slow: c.Slowdown}
+		c.Gate = g
+		res, err := c.Get(t.Context(), "http://a.test/busy")
+		require.NoError(t, err)
+		assert.Equal(t, 200, res.Status)
+		assert.Equal(t, []bool{true, true}, g.seen, "tripped before the 429's slot was released")
 	})
 }

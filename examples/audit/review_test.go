@@ -194,3 +194,31 @@ func TestResolveWithoutTwinIsNoted(t *testing.T) {
 	require.Equal(t, exitOK, r.code, r)
 	assert.NotContains(t, r.stderr, "twin")
 }
+
+// Sitemap: lines of the twin's robots.txt are read too; sitemap URLs obey scope and robots.txt, and so do
+// the sitemaps themselves.
+func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
+	n, e := loopNet(t)
+	apex, www, other := n.Add("shop.test"), n.Add("www.shop.test"), n.Add("other.test")
+	apex.Robots("User-agent: *\nDisallow: /private/\nSitemap: http://shop.test/private/sitemap.xml\n")
+	www.Robots("User-agent: *\nDisallow:\nSitemap: http://www.shop.test/www-sitemap.xml\n")
+	other.Robots("")
+	other.HTML("/x", page("X"))
+	apex.Page("/private/sitemap.xml", "application/xml", urlset("http://shop.test", "/hidden"))
+	apex.HTML("/hidden", page("Hidden"))
+	www.Page("/www-sitemap.xml", "application/xml",
+		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://www.shop.test/listed</loc></url>`+
+			`<url><loc>http://other.test/x</loc></url></urlset>`)
+	www.HTML("/listed", page("Listed"))
+	apex.HTML("/", page("Home"))
+	r := audit(t, e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 1, www.Count("/www-sitemap.xml"), "the twin's sitemap is read")
+	assert.Equal(t, 1, www.Count("/listed"), "and its URLs crawled")
+	assert.Equal(t, 0, apex.Count("/private/*"), "a sitemap disallowed by robots.txt is not fetched")
+	assert.Equal(t, 0, apex.Count("/hidden"))
+	assert.Empty(t, other.Paths(), "a sitemap URL on another site is not requested")
+	assert.Equal(t, []string{"sitemap"}, r.strs(t, `SELECT source FROM pages WHERE url = 'http://www.shop.test/listed'`))
+	t.Log(r.strs(t, `SELECT kind || " | " || url || " | " || detail FROM findings`))
+	t.Log(r.strs(t, `SELECT url || " " || COALESCE(status,0) || " " || COALESCE(error,"") FROM sitemaps`))
+}
