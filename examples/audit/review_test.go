@@ -219,6 +219,4 @@ func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
 	assert.Equal(t, 0, apex.Count("/hidden"))
 	assert.Empty(t, other.Paths(), "a sitemap URL on another site is not requested")
 	assert.Equal(t, []string{"sitemap"}, r.strs(t, `SELECT source FROM pages WHERE url = 'http://www.shop.test/listed'`))
-	t.Log(r.strs(t, `SELECT kind || " | " || url || " | " || detail FROM findings`))
-	t.Log(r.strs(t, `SELECT url || " " || COALESCE(status,0) || " " || COALESCE(error,"") FROM sitemaps`))
 }
