@@ -35,6 +35,11 @@ type Client struct {
 	// UserAgent is sent on every request. "" means DefaultUserAgent.
 	UserAgent string
 	// Header holds extra headers sent on every request, e.g. X-AGENT: 2-UA.
+	// Names are sent as written here ("X-AGENT" stays X-AGENT on the wire
+	// on HTTP/1.1; HTTP/2 lower-cases every name), so code reading this map
+	// must match names case-insensitively: http.Header.Get finds only
+	// canonical keys. Do not hold two spellings of one name; which one is
+	// sent is then unspecified. User-Agent here is ignored: UserAgent wins.
 	Header http.Header
 	// RobotsToken is the product token matched against robots.txt groups.
 	// "" means robots.ProductToken(UserAgent).

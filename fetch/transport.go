@@ -57,8 +57,15 @@ var defaultBase = sync.OnceValue(func() *http.Transport { return NewBaseTranspor
 type Transport struct {
 	Base      http.RoundTripper // nil = shared NewBaseTransport(nil)
 	UserAgent string            // "" = DefaultUserAgent; replaces the request's own
-	Header    http.Header       // extra headers, replacing the request's values
-	Gate      Gate              // nil = no politeness limits
+	// Header holds extra headers set on every request, replacing the
+	// request's values. Names are sent as written here ("X-AGENT" stays
+	// X-AGENT on the wire on HTTP/1.1; HTTP/2 lower-cases every name), so
+	// code reading this map must match names case-insensitively:
+	// http.Header.Get finds only canonical keys. Do not hold two spellings
+	// of one name; which one is sent is then unspecified. User-Agent here
+	// is ignored: UserAgent wins.
+	Header http.Header
+	Gate   Gate // nil = no politeness limits
 	// Timeout bounds each request from the moment the gate admits it:
 	// connect, headers and body. 0 means none.
 	Timeout time.Duration
@@ -135,12 +142,28 @@ func userAgent(ua string) string {
 }
 
 // applyHeader sets ua and the extra headers on h, replacing earlier values:
-// the crawler's identity is not negotiable per request.
+// the crawler's identity is not negotiable per request. Extra header names
+// are kept as written, because net/http sends a map key verbatim on
+// HTTP/1.1 and a site owner may grep their logs for the spelling a bot's
+// page promises ("X-AGENT: 2-UA"). Any other spelling of the same name
+// already on h is dropped first, so each name is sent once.
 func applyHeader(h http.Header, ua string, extra http.Header) {
 	for k, vs := range extra {
-		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		dropOtherSpellings(h, k)
+		h[k] = append([]string(nil), vs...)
 	}
+	dropOtherSpellings(h, "User-Agent")
 	h.Set("User-Agent", ua)
+}
+
+// dropOtherSpellings deletes every key of h equal to name up to case but
+// spelled differently.
+func dropOtherSpellings(h http.Header, name string) {
+	for k := range h {
+		if k != name && strings.EqualFold(k, name) {
+			delete(h, k)
+		}
+	}
 }
 
 // checkRequest refuses what fetch never sends, before any I/O.

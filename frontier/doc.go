@@ -11,6 +11,9 @@
 // calls before every HTTP request it sends — pages, robots.txt, sitemaps,
 // retries and redirect hops alike —: it blocks until a request to the host
 // may start under every limit and counts it in flight until release.
+// Blocked Acquire calls go through in arrival order among those whose host
+// may take a request, ahead of items Next has yet to hand out, so a retry
+// waits its backoff plus at most one gap.
 //
 // The limits: at most MaxInFlight requests in flight, at least Gap between
 // any two request starts, optionally per host the same, and once the backoff

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,16 @@ type Frontier struct {
 	dropped                   [numOutcomes]int
 
 	wake chan struct{} // closed on any change waiters may care about; nil when nobody waits
+
+	// waiters are the Acquire calls blocked so far, in arrival order. The
+	// first one whose host may take a request gets the next run-wide slot,
+	// so a retry is not overtaken by later requests, and a waiter for a
+	// busy host never holds back one for a ready host.
+	waiters []*waiter
 }
+
+// waiter is one blocked Acquire call.
+type waiter struct{ h *host }
 
 type host struct {
 	name        string
@@ -359,6 +369,12 @@ func (f *Frontier) nextLocked(now int64) (Item, int64, error) {
 	if len(f.out) >= f.maxInFlight || f.inFlight >= f.maxInFlight || f.ready.len() == 0 {
 		return Item{}, 0, ErrNotReady
 	}
+	if f.readyWaiterLocked(nil, now) {
+		// A blocked Acquire (a retry, robots.txt, an item handed out
+		// earlier) takes the next slot; an item handed out now would only
+		// queue behind it. Its admission wakes us.
+		return Item{}, 0, ErrNotReady
+	}
 	h := f.ready.top()
 	at := max(max(f.lastStart, f.lastHandout)+f.gap, f.readyAt(h))
 	if at > now {
@@ -448,6 +464,11 @@ func (f *Frontier) StopHost(hostName string) (int, error) {
 // the response body is finished; extra calls do nothing. It implements
 // fetch.Gate: pages, robots.txt, sitemaps, retries and redirect hops all
 // pass through it.
+//
+// Blocked calls are admitted in arrival order among those whose host may
+// take a request (per-host limits), so a retry waits its backoff plus at
+// most the run's gap, not for every later request; a call for a busy host
+// does not hold back a later one for a ready host.
 func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	if u == nil {
 		return nil, fmt.Errorf("%w: nil URL", ErrInvalidURL)
@@ -456,16 +477,25 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidURL, u.Redacted(), err)
 	}
+	var w *waiter // nil until the first attempt fails: a newcomer is behind every waiter
 	for {
 		f.mu.Lock()
-		release, wait := f.acquireLocked(hostName, f.now().UnixNano())
+		release, wait := f.acquireLocked(f.hostLocked(hostName), w, f.now().UnixNano())
 		if release != nil {
 			f.mu.Unlock()
 			return release, nil
 		}
+		if w == nil {
+			w = &waiter{h: f.hostLocked(hostName)}
+			f.waiters = append(f.waiters, w)
+		}
 		ch := f.waitLocked()
 		f.mu.Unlock()
 		if err := sleep(ctx, ch, wait); err != nil {
+			f.mu.Lock()
+			f.removeWaiterLocked(w)
+			f.notifyLocked() // w may have been first in line
+			f.mu.Unlock()
 			// Name the URL (errors.Is still sees ctx's error).
 			return nil, fmt.Errorf("frontier: waiting to request %s: %w", u.Redacted(), err)
 		}
@@ -475,26 +505,40 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 // TryAcquireAt is the non-blocking form of Acquire at time now for a host
 // (host[:port] as in Item.Host). If a request may not start at now it
 // returns a nil release and the time to try again, which is zero when only
-// a release can make progress.
+// a release (or the admission of a blocked Acquire, which goes first) can
+// make progress.
 func (f *Frontier) TryAcquireAt(hostName string, now time.Time) (release func(), retry time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	release, wait := f.acquireLocked(hostName, now.UnixNano())
+	release, wait := f.acquireLocked(f.hostLocked(hostName), nil, now.UnixNano())
 	if release == nil && wait > 0 {
 		return nil, now.Add(time.Duration(wait))
 	}
 	return release, time.Time{}
 }
 
-func (f *Frontier) acquireLocked(hostName string, now int64) (func(), int64) {
+// acquireLocked admits a request to h at now for w (nil: a call not yet
+// waiting, so behind every waiter), or returns the wait in ns (0: until
+// something changes).
+func (f *Frontier) acquireLocked(h *host, w *waiter, now int64) (func(), int64) {
 	f.checkSlowdownLocked()
-	h := f.hostLocked(hostName)
-	if f.inFlight >= f.maxInFlight || h.inFlight >= f.perHostInFlight {
+	if h.inFlight >= f.perHostInFlight {
 		return nil, 0
 	}
-	if at := max(f.lastStart+f.gap, h.lastStart+f.perHostGap); at > now {
+	hostAt := h.lastStart + f.perHostGap
+	if hostAt <= now && f.readyWaiterLocked(w, now) {
+		return nil, 0 // an earlier waiter takes the next slot; its admission wakes us
+	}
+	if f.inFlight >= f.maxInFlight {
+		return nil, 0
+	}
+	if at := max(f.lastStart+f.gap, hostAt); at > now {
 		return nil, at - now
 	}
+	if w != nil {
+		f.removeWaiterLocked(w)
+	}
+	f.notifyLocked() // lastStart moved: the next waiter (or Next) re-reckons
 	f.inFlight++
 	h.inFlight++
 	f.lastStart, h.lastStart = now, now
@@ -514,6 +558,27 @@ func (f *Frontier) acquireLocked(hostName string, now int64) (func(), int64) {
 		f.notifyLocked()
 		f.mu.Unlock()
 	}, 0
+}
+
+// readyWaiterLocked reports whether a waiter before w (before every
+// waiter when w is nil) could take a request for its host at now, per-host
+// limits considered: such a waiter goes first for the run-wide budget.
+func (f *Frontier) readyWaiterLocked(w *waiter, now int64) bool {
+	for _, e := range f.waiters {
+		if e == w {
+			return false
+		}
+		if e.h.inFlight < f.perHostInFlight && e.h.lastStart+f.perHostGap <= now {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *Frontier) removeWaiterLocked(w *waiter) {
+	if i := slices.Index(f.waiters, w); i >= 0 {
+		f.waiters = slices.Delete(f.waiters, i, i+1)
+	}
 }
 
 // waitLocked returns the channel closed by the next notifyLocked.

@@ -6,6 +6,7 @@ type Stats struct {
 	Adding   int // URLs accepted by Add and waiting for the robots.txt answer
 	Out      int // items handed out by Next, not yet Done
 	InFlight int // requests admitted by Acquire, not yet released
+	Waiting  int // Acquire calls blocked, waiting for their turn
 	Done     int // items Done without error
 	Failed   int // items Done with an error
 	Requests int // requests admitted by Acquire in all
@@ -30,7 +31,7 @@ func (f *Frontier) Stats() Stats {
 	defer f.mu.Unlock()
 	f.checkSlowdownLocked()
 	s := Stats{
-		Queued: f.queued, Adding: f.pending, Out: len(f.out), InFlight: f.inFlight,
+		Queued: f.queued, Adding: f.pending, Out: len(f.out), InFlight: f.inFlight, Waiting: len(f.waiters),
 		Done: f.done, Failed: f.failed, Requests: f.requests,
 		Blocked:  f.dropped[Disallowed] + f.dropped[RobotsUnreachable],
 		Dropped:  make(map[Outcome]int),

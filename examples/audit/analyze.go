@@ -126,9 +126,14 @@ func analyze(in analysisInput) []findingRecord {
 			add(p.URL, kTooManyRedirects, "%d hops, gave up: %s", len(p.Redirects), chain(p))
 		case "redirect_loop":
 			add(p.URL, kRedirectLoop, "%s", chain(p))
-		case "disallowed_redirect", "off_limits":
-			// off_limits: the target host's robots.txt was unreachable or 5xx, which is a complete disallow.
+		case "disallowed_redirect":
 			add(p.URL, kRedirectBlocked, "%s; %s (not requested)", chain(p), p.Err)
+		case "off_limits":
+			// The host's robots.txt was unreachable or 5xx, a complete disallow. For a redirect hop that is a
+			// blocked redirect; for the page's own host the crawl stopped there and said so.
+			if len(p.Redirects) > 0 {
+				add(p.URL, kRedirectBlocked, "%s; %s (not requested)", chain(p), p.Err)
+			}
 		case "offsite_redirect":
 			add(p.URL, kRedirectOffsite, "%s (other site, not requested)", chain(p))
 		case "bad_redirect":

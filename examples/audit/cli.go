@@ -143,6 +143,10 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if strings.ContainsAny(c.UserAgent, "\r\n") {
 		return nil, usagef("-user-agent must be a single line")
 	}
+	if strings.ContainsFunc(c.UserAgent, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		// net/http would refuse every request, robots.txt first, and the site would look off limits.
+		return nil, usagef("-user-agent %q contains control characters", c.UserAgent)
+	}
 	switch {
 	case c.Demo && fs.NArg() > 0:
 		return nil, usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))

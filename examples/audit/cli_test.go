@@ -26,6 +26,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-max-depth", "-1", "http://shop.test/"}, "-max-depth -1 is out of range"},
 		{[]string{"-timeout", "0s", "http://shop.test/"}, "-timeout 0s is out of range"},
 		{[]string{"-user-agent", "", "http://shop.test/"}, "-user-agent must not be empty"},
+		{[]string{"-user-agent", "Bot\x00", "http://shop.test/"}, `-user-agent "Bot\x00" contains control characters`},
 		{[]string{"-resolve", "shop.test:80", "http://shop.test/"}, "bad resolve entry"},
 		{[]string{"-no-such-flag", "http://shop.test/"}, "flag provided but not defined"},
 		{[]string{}, "missing URL"},

@@ -60,6 +60,9 @@ type crawler struct {
 	llmsPage  *requestRecord  // /llms.txt when a link led the crawl to it
 	home      string          // scheme://host where the start page ended up; origin until then
 	wordpress atomic.Pointer[string]
+
+	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
+	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
 }
 
 // newCrawler wires the library together. This is the part to read to learn how the packages fit.
@@ -68,7 +71,8 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}}
+	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}, hostStopped: map[string]bool{},
+		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
 		return nil, err
@@ -193,6 +197,12 @@ func (c *crawler) crawl(ctx context.Context) crawlResult {
 }
 
 func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
+	// robots.txt of the site turning unreachable during the crawl (a refresh after the cache's TTL) stops
+	// it like an unreachable robots.txt at the start: see siteOffLimits.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	c.stopSite = stop
+
 	if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
 		Started: started, Settings: c.cfg.settings()}); err != nil {
 		return crawlResult{outcome: "failed", err: err}
@@ -255,6 +265,10 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 }
 
 func (c *crawler) stopped(ctx context.Context, err error) crawlResult {
+	var mid *offLimitsMidway
+	if errors.As(context.Cause(ctx), &mid) {
+		return crawlResult{outcome: "off_limits", err: mid}
+	}
 	if ctx.Err() != nil {
 		return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err())}
 	}
@@ -295,6 +309,63 @@ func (c *crawler) twinResolveNote() string {
 		return ""
 	}
 	return fmt.Sprintf("audit: note: -resolve maps %s but not its twin %s, which is part of the site and is reached through DNS (add -resolve %s:ADDR to send it to the same server)", start, twin, twin)
+}
+
+// offLimitsMidway is why a crawl stopped when the site's robots.txt became unreachable during it.
+type offLimitsMidway struct {
+	origin string
+	why    string
+}
+
+func (e *offLimitsMidway) Error() string {
+	return fmt.Sprintf("%s/robots.txt %s during the crawl, so the whole site is off limits: the crawl stopped there (Crawl Cove stops when robots.txt is unreachable or answers a server error)", e.origin, e.why)
+}
+
+// siteOffLimits is told about every URL refused because its host's robots.txt was unreachable or 5xx
+// (after a refresh, since at the start such a host is never crawled). For the site itself (the start
+// URL's or the start page's final scheme and host) the crawl stops, as the bot page promises; the twin is
+// stopped alone, so its robots.txt is not asked again; the start host's other scheme (a site without https)
+// is only reported: its URLs are refused one by one, without a request.
+func (c *crawler) siteOffLimits(raw string, v *robots.Verdict) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	hp, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return
+	}
+	origin := u.Scheme + "://" + hp
+	why := "could not be fetched"
+	if v != nil && v.Outcome == robots.Unreachable {
+		why = unreachableWhy(*v)
+	}
+	c.mu.Lock()
+	home := c.home
+	first := !c.hostStopped[origin]
+	c.hostStopped[origin] = true
+	c.mu.Unlock()
+	homeHost := ""
+	if hu, err := url.Parse(home); err == nil {
+		if h, err := urlnorm.HostPort(hu.Scheme, hu.Host); err == nil {
+			home, homeHost = hu.Scheme+"://"+h, h
+		}
+	}
+	if origin == c.origin || origin == home {
+		c.stopSite(&offLimitsMidway{origin: origin, why: why})
+		return
+	}
+	if !first {
+		return
+	}
+	// The frontier keys hosts without their scheme: https://shop.example being off limits must not stop
+	// http://shop.example, the site being crawled. Its URLs are refused one by one instead (no request).
+	if hp == homeHost || hp == strings.TrimPrefix(c.origin, c.start.Scheme+"://") {
+		c.logf("audit: %s/robots.txt %s: URLs under %s are not crawled", origin, why, origin)
+		return
+	}
+	_, _ = c.front.StopHost(hp)
+	c.logf("audit: %s/robots.txt %s during the crawl: that host is off limits from now on", origin, why)
 }
 
 // offLimitsError is the clear message of exit status 3.
@@ -340,6 +411,9 @@ func (c *crawler) progressState() (int, string, bool) {
 // add offers a URL to the frontier and records what it refused when that matters to the audit.
 func (c *crawler) add(ctx context.Context, raw string, depth int, from, source string) frontier.AddResult {
 	r := c.front.Add(ctx, raw, depth, from)
+	if r.Outcome == frontier.RobotsUnreachable {
+		c.siteOffLimits(r.URL, &r.Verdict)
+	}
 	if r.Outcome == frontier.Disallowed {
 		c.recordOnce(&pageRecord{URL: r.URL, Depth: depth, FoundOn: from, Source: source, Blocked: true,
 			RobotsRule: r.Verdict.Decision.String()})
@@ -483,6 +557,10 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	}
 	c.recordOnce(p)
 	c.front.Done(it, err)
+	var fe *fetch.Error
+	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
+		c.siteOffLimits(fe.URL, fe.Verdict)
+	}
 }
 
 func sourceOf(it frontier.Item) string {

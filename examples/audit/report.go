@@ -27,8 +27,11 @@ func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
 	defer cancel()
 	werr := c.st.flush()
 
+	// Off limits at the start: nothing was crawled, there is nothing to analyse. Off limits during the
+	// crawl: what was crawled before is analysed and summarised like an interrupted crawl.
+	analysed := res.outcome != "off_limits" || c.count.pages.Load() > 0
 	var fs []findingRecord
-	if res.outcome != "off_limits" {
+	if analysed {
 		var err error
 		if fs, err = c.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
@@ -47,10 +50,13 @@ func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
 		werr = errors.Join(werr, c.st.finishCrawl(ctx, end))
 	}
 
-	if res.outcome != "off_limits" && c.st.crawlID != 0 {
+	if analysed && c.st.crawlID != 0 {
 		c.printSummary(ctx, stdout, res, fs)
 	}
 	switch {
+	case res.outcome == "off_limits" && analysed:
+		fmt.Fprintf(stderr, "audit: %v; everything crawled before is in %s (crawl %d)\n", res.err, c.cfg.DB, c.st.crawlID)
+		return exitOffLimits
 	case res.outcome == "off_limits":
 		fmt.Fprintf(stderr, "audit: %v\n", res.err)
 		return exitOffLimits
@@ -101,9 +107,9 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 	for _, f := range fs {
 		counts[f.Kind]++
 	}
-	state := "finished"
-	if res.outcome != "finished" {
-		state = res.outcome
+	state := res.outcome
+	if state == "off_limits" {
+		state = "stopped (robots.txt unreachable)"
 	}
 	pages, reqs, errs := int(c.count.pages.Load()), int(c.count.requests.Load()), int(c.count.errors.Load())
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",
@@ -125,14 +131,28 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 				example[f.Kind] = f
 			}
 		}
+		width := exampleWidth(termColumns(w), counts)
 		for _, k := range orderedKinds(counts) {
 			ex := example[k]
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncateRunes(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), 90))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncateRunes(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), width))
 		}
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\nWritten to %s (crawl %d). Try:\n  sqlite3 %s \"SELECT kind, url, detail FROM findings WHERE crawl_id = %d ORDER BY kind\"\n",
 		c.cfg.DB, c.st.crawlID, c.cfg.DB, c.st.crawlID)
+}
+
+// exampleWidth is how much of a finding the summary's EXAMPLE column shows: 90 characters, or what is
+// left of the terminal's width when stdout is one, so that the table's rows do not wrap.
+func exampleWidth(cols int, counts map[string]int) int {
+	if cols <= 0 {
+		return 90
+	}
+	kw, cw := len("FINDING"), len("COUNT")
+	for k, n := range counts {
+		kw, cw = max(kw, len(k)), max(cw, len(fmt.Sprint(n)))
+	}
+	return min(90, max(30, cols-kw-cw-2*2-1))
 }
 
 // short drops the site's own scheme and host from a URL, for the summary table.

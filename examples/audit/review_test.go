@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/testsite"
 )
 
 // Tests added in review: each pins a bug found by using the program.
@@ -219,4 +221,124 @@ func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
 	assert.Equal(t, 0, apex.Count("/hidden"))
 	assert.Empty(t, other.Paths(), "a sitemap URL on another site is not requested")
 	assert.Equal(t, []string{"sitemap"}, r.strs(t, `SELECT source FROM pages WHERE url = 'http://www.shop.test/listed'`))
+}
+
+// The summary table is cut to the terminal's width so its rows do not wrap; elsewhere it shows 90 characters.
+func TestSummaryExampleWidth(t *testing.T) {
+	counts := map[string]int{"sitemap_url_redirected": 1, "broken_link": 12}
+	assert.Equal(t, 90, exampleWidth(0, counts), "not a terminal")
+	assert.Equal(t, 80-22-5-4-1, exampleWidth(80, counts), "FINDING and COUNT columns, two 2-space gaps, one spare")
+	assert.Equal(t, 90, exampleWidth(200, counts))
+	assert.Equal(t, 30, exampleWidth(40, counts), "never less than 30")
+}
+
+// robots.txt answering 5xx when it is fetched again during a long crawl (the cache keeps it an hour) stops
+// the crawl like at the start: exit 3, a clear message, nothing more requested, and what was crawled before
+// kept and summarised. Before, the crawl "finished" with exit 0, re-asked robots.txt every five minutes and
+// reported every later page as a blocked redirect.
+func TestRobotsUnreachableDuringTheCrawlStopsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s := n.Add("shop.test")
+		s.Route("/robots.txt", testsite.Response{Body: "User-agent: *\nDisallow:\n", ContentType: "text/plain"},
+			testsite.Response{Status: http.StatusServiceUnavailable})
+		flatSite(s, 80, 0)
+		r := audit(t, e, "-gap", "60s", "http://shop.test/") // 60 s between requests: robots.txt is refreshed after an hour
+		require.Equal(t, exitOffLimits, r.code, r)
+		assert.Contains(t, r.stderr, "http://shop.test/robots.txt answered HTTP 503 during the crawl, so the whole site is off limits")
+		assert.Contains(t, r.stderr, "everything crawled before is in")
+		paths := s.Paths()
+		assert.Equal(t, 2, s.Count("/robots.txt"), "asked once, refreshed once: %v", paths)
+		assert.Equal(t, "/robots.txt", paths[len(paths)-1], "nothing is requested after the failed refresh")
+		fetched := len(paths) - 2
+		assert.Greater(t, fetched, 50)
+		assert.Equal(t, fetched, r.int(t, `SELECT COUNT(*) FROM pages WHERE status = 200`), "what was crawled before is kept")
+		assert.Equal(t, []string{"off_limits"}, r.strs(t, `SELECT outcome FROM crawls`))
+		assert.Contains(t, r.stdout, "stopped (robots.txt unreachable)")
+		k := r.kinds(t)
+		assert.Zero(t, k[kRedirectBlocked]+k[kBrokenLink]+k[kBrokenPage], "pages not requested are not findings: %v", k)
+	})
+}
+
+// The same on the twin: that host alone is stopped (its robots.txt not asked again), the crawl goes on.
+func TestTwinRobotsUnreachableDuringTheCrawlStopsTheTwin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s, www := n.Add("shop.test"), n.Add("www.shop.test")
+		s.Robots("")
+		www.Route("/robots.txt", testsite.Response{Body: "User-agent: *\nDisallow:\n", ContentType: "text/plain"},
+			testsite.Response{Status: http.StatusServiceUnavailable})
+		var links, twinLinks []string
+		for i := range 5 {
+			twinLinks = append(twinLinks, fmt.Sprintf("http://www.shop.test/w%d", i))
+			www.HTML(fmt.Sprintf("/w%d", i), page(fmt.Sprint("W", i)))
+		}
+		for i := range 70 {
+			links = append(links, fmt.Sprintf("/p%d", i))
+			s.HTML(fmt.Sprintf("/p%d", i), page(fmt.Sprint("P", i)))
+		}
+		s.HTML("/p69", page("P69", twinLinks...)) // the twin's pages are found after more than an hour
+		s.HTML("/", page("Home", links...))
+		r := audit(t, e, "-gap", "60s", "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, []string{"/robots.txt", "/robots.txt"}, www.Paths(), "asked once, refreshed once, then left alone")
+		assert.Equal(t, 1, strings.Count(r.stderr, "http://www.shop.test/robots.txt answered HTTP 503 during the crawl: that host is off limits from now on"), r.stderr)
+		assert.Equal(t, 1, s.Count("/llms.txt"), "the crawl of the start host went on to the end")
+	})
+}
+
+// Links to the other scheme of the start host whose robots.txt cannot be fetched (a site without https)
+// are not crawled, and said so once; the start host itself goes on (the frontier keys hosts without scheme,
+// so stopping "that host" would have stopped the crawl).
+func TestOtherSchemeUnreachableDoesNotStopTheStartHost(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home", "https://shop.test/secure", "/a", "https://shop.test/secure2", "/b"))
+	s.HTML("/a", page("A"))
+	s.HTML("/b", page("B"))
+	r := audit(t, e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 1, s.Count("/a"))
+	assert.Equal(t, 1, s.Count("/b"))
+	assert.Equal(t, 1, strings.Count(r.stderr, "https://shop.test/robots.txt could not be fetched"), r.stderr)
+}
+
+// The README's first command must work behind a corporate proxy too: the demo shop is on loopback under a
+// .test name, which no proxy can reach, so the demo never asks one.
+func TestDemoIgnoresProxyEnvironment(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	t.Setenv("NO_PROXY", "")
+	r := audit(t, env{}, "-demo", "-gap", "0")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 12, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0`))
+}
+
+// WordPress is recognised from asset URLs alone (no generator meta), and only from HTML read: a link to
+// some other site's /wp-content/ is not WordPress here.
+func TestWordPressFromAssetsOnly(t *testing.T) {
+	t.Run("wp-includes script", func(t *testing.T) {
+		n, e := loopNet(t)
+		s := n.Add("shop.test")
+		s.Robots("")
+		s.HTML("/", `<html><head><title>Shop</title><script src="/wp-includes/js/jquery/jquery.min.js"></script></head><body><h1>Shop</h1></body></html>`)
+		r := audit(t, e, "-gap", "0", "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		for _, p := range probePaths {
+			assert.Equal(t, 1, s.Count(p), p)
+		}
+		assert.Equal(t, 1, r.kinds(t)[kWordPress])
+	})
+	t.Run("a link to another site's wp-content", func(t *testing.T) {
+		n, e := loopNet(t)
+		s := n.Add("shop.test")
+		s.Robots("")
+		s.HTML("/", page("Shop", "https://blog.example/wp-content/uploads/report.pdf"))
+		r := audit(t, e, "-gap", "0", "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		for _, p := range probePaths {
+			assert.Equal(t, 0, s.Count(p), p)
+		}
+	})
 }
