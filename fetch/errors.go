@@ -18,6 +18,8 @@ var (
 	ErrDisallowed = errors.New("blocked by robots.txt")
 	// ErrSiteOffLimits: the site's robots.txt answered 5xx or could not be
 	// fetched, so the whole site is off limits for now. No request was sent.
+	// The error also wraps the robots.txt fetch's cause (errors.Is finds
+	// ErrTimeout, context.DeadlineExceeded or a syscall error).
 	ErrSiteOffLimits = errors.New("site off limits: robots.txt unreachable")
 	// ErrTooManyRedirects: a redirect past MaxRedirects was not followed.
 	ErrTooManyRedirects = errors.New("too many redirects")

@@ -24,6 +24,7 @@ type wireSite struct {
 	ln    net.Listener
 	mu    sync.Mutex
 	heads []string
+	conns []net.Conn
 	wg    sync.WaitGroup
 }
 
@@ -37,10 +38,21 @@ func newWireSite(t *testing.T) *wireSite {
 			if err != nil {
 				return
 			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
 			s.wg.Go(func() { s.serve(c) })
 		}
 	})
-	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
+	t.Cleanup(func() {
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns { // idle keep-alive connections
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
 	return s
 }
 
@@ -162,6 +174,7 @@ func TestExtraHeaderNamesSentAsWritten(t *testing.T) {
 		drain(t, resp, err)
 		assert.Equal(t, []string{"GET /p HTTP/1.1"}, requestLines(s.Heads()))
 		assertWireIdentity(t, s.Heads())
+		//lint:ignore SA1008 the caller's own non-canonical spelling is what is checked
 		assert.Equal(t, []string{"caller's"}, req.Header["x-agent"], "the caller's request is not modified")
 	})
 	assert.Equal(t, http.Header{"X-AGENT": {"2-UA"}, "user-agent": {"not me"}}, extra, "the configured map is not modified")

@@ -49,10 +49,10 @@ func waitFor(t *testing.T, wg *sync.WaitGroup, f *frontier.Frontier, ctx context
 	require.Equal(t, before+1, f.Stats().Waiting, "%s is blocked in Acquire", name)
 }
 
-// TestAcquireAdmitsWaitersInArrivalOrder: five calls queue behind a busy
+// TestFairAcquireAdmitsWaitersInArrivalOrder: five calls queue behind a busy
 // gate (one in flight, 300 ms gap); they get through in the order they
 // came, one gap apart, whatever order the scheduler wakes them in.
-func TestAcquireAdmitsWaitersInArrivalOrder(t *testing.T) {
+func TestFairAcquireAdmitsWaitersInArrivalOrder(t *testing.T) {
 	for run := range 5 { // the scheduler's wake-up order differs between runs
 		t.Run(fmt.Sprint(run), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -91,10 +91,10 @@ func TestAcquireAdmitsWaitersInArrivalOrder(t *testing.T) {
 	}
 }
 
-// TestBusyHostWaiterDoesNotHoldBackReadyHost: a call waiting for a host
+// TestFairBusyHostWaiterDoesNotHoldBackReadyHost: a call waiting for a host
 // that is at its per-host limit lets later calls for other hosts through,
 // and once its host is free it is first in line again.
-func TestBusyHostWaiterDoesNotHoldBackReadyHost(t *testing.T) {
+func TestFairBusyHostWaiterDoesNotHoldBackReadyHost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := frontier.DefaultConfig()
 		cfg.MaxInFlight, cfg.PerHostInFlight, cfg.Gap = 2, 1, 100*time.Millisecond
@@ -139,9 +139,9 @@ func TestBusyHostWaiterDoesNotHoldBackReadyHost(t *testing.T) {
 	})
 }
 
-// TestCancelledWaiterLeavesTheLine: a waiter whose context ends leaves its
+// TestFairCancelledWaiterLeavesTheLine: a waiter whose context ends leaves its
 // place, and the one behind it is admitted at the next release.
-func TestCancelledWaiterLeavesTheLine(t *testing.T) {
+func TestFairCancelledWaiterLeavesTheLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := frontier.DefaultConfig()
 		cfg.MaxInFlight, cfg.Gap = 1, 0
@@ -172,13 +172,13 @@ func TestCancelledWaiterLeavesTheLine(t *testing.T) {
 	})
 }
 
-// TestRetryWaitsItsBackoffPlusAtMostOneGap: a crawl under load (four
+// TestFairRetryWaitsItsBackoffPlusAtMostOneGap: a crawl under load (four
 // workers, pages starting every 300 ms) where one page answers 503, 502,
 // then 504. fetch retries it after 0.5 s and 1 s (backoff.Default); the
 // server sees each retry at most one gap later than its backoff, however
 // busy the gate is: the retry is first in line, ahead of the pages handed
 // out while it waited.
-func TestRetryWaitsItsBackoffPlusAtMostOneGap(t *testing.T) {
+func TestFairRetryWaitsItsBackoffPlusAtMostOneGap(t *testing.T) {
 	for _, delay := range []time.Duration{0, 50 * time.Millisecond, 700 * time.Millisecond} {
 		t.Run("pages take "+delay.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

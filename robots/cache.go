@@ -86,8 +86,12 @@ type Verdict struct {
 	Decision  Decision  // for Allowed/Disallowed
 	Status    int       // HTTP status of the robots.txt fetch (0 on network error)
 	RecheckAt time.Time // Unreachable (or Stale): when a re-fetch may happen
-	Err       error     // Unreachable (or Stale): the cause, matching ErrUnreachable
-	Stale     bool      // the last refresh was unreachable; Decision comes from the previous copy (Cache.KeepStale)
+	// Err, for Unreachable (or Stale), is the cause: a *FetchError matching
+	// ErrUnreachable and unwrapping to the original network error (timeout,
+	// refused connection...) unless the answer was rebuilt from a Store
+	// entry's Err text.
+	Err   error
+	Stale bool // the last refresh was unreachable; Decision comes from the previous copy (Cache.KeepStale)
 }
 
 // Allowed reports whether the URL may be fetched.
@@ -121,6 +125,13 @@ type Entry struct {
 	FetchedAt time.Time // when the fetch finished
 	ExpiresAt time.Time // when it must be fetched again
 	Err       string    // non-empty when unreachable: the cause
+
+	// err is the original error of a network failure, so that errors.Is
+	// (timeouts, refused connections) works on a Verdict's Err. It is not
+	// exported, so not persisted: a Store that keeps Entry values (like
+	// MemoryStore) keeps it; an entry rebuilt from its fields has only Err,
+	// and its cause then matches ErrUnreachable but not the original error.
+	err error
 }
 
 // Unreachable reports whether the entry records a 5xx, 429 or network
@@ -146,6 +157,9 @@ func (e Entry) cause() error {
 	}
 	if e.Status != 0 {
 		return &FetchError{URL: e.URL, Status: e.Status}
+	}
+	if e.err != nil {
+		return &FetchError{URL: e.URL, Err: e.err}
 	}
 	return &FetchError{URL: e.URL, Err: errors.New(e.Err)}
 }
@@ -509,12 +523,13 @@ func (c *Cache) fetch(ctx context.Context, key string) (e Entry, cause error) {
 		e.Status, e.Body = status, body
 		e.FetchedAt = c.now()
 		if err != nil {
-			if status != 0 {
-				cause = &FetchError{URL: e.URL, Status: status}
-			} else {
-				cause = &FetchError{URL: e.URL, Err: err}
+			if status == 0 {
+				e.err = err // the value, not just its text: errors.Is must keep working
 			}
-			e.Err = err.Error()
+			if e.Err = err.Error(); e.Err == "" {
+				e.Err = "unknown error" // Err != "" is what marks an entry unreachable
+			}
+			cause = e.cause()
 			e.ExpiresAt = e.FetchedAt.Add(c.recheck())
 		} else {
 			e.ExpiresAt = e.FetchedAt.Add(c.ttl())

@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -96,27 +94,3 @@ func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 		assert.Contains(t, h, "\r\nUser-Agent: "+defaultUserAgent+"\r\n", h)
 	}
 }
-
-func TestAgentSpellingLeavesRequestUntouched(t *testing.T) {
-	var seen http.Header
-	rt := agentSpelling{base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		seen = r.Header
-		return nil, errors.New("stop")
-	})}
-	shared := http.Header{"X-Agent": {"2-UA"}, "User-Agent": {"ua"}}
-	req, err := http.NewRequest("GET", "http://a.test/", nil)
-	require.NoError(t, err)
-	req.Header = shared
-	_, _ = rt.RoundTrip(req)
-	assert.Equal(t, http.Header{"X-AGENT": {"2-UA"}, "User-Agent": {"ua"}}, seen)
-	assert.Equal(t, http.Header{"X-Agent": {"2-UA"}, "User-Agent": {"ua"}}, shared, "the caller's header map is not modified")
-
-	// Already spelled as the page says (a fetch that keeps names as written): passed through.
-	req.Header = http.Header{"X-AGENT": {"2-UA"}}
-	_, _ = rt.RoundTrip(req)
-	assert.Equal(t, http.Header{"X-AGENT": {"2-UA"}}, seen)
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

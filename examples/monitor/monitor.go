@@ -36,15 +36,15 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 	if base == nil {
 		base = fetch.NewBaseTransport(o.resolve)
 	}
-	base = agentSpelling{base}
 	return &monitor{
 		st:    st,
 		o:     o,
 		now:   e.clock(),
 		token: robots.ProductToken(o.userAgent),
-		// X-AGENT: 2-UA, as the page says; fetch canonicalises the name and
-		// agentSpelling restores the page's spelling on the wire.
-		header: http.Header{agentHeader: {"2-UA"}},
+		// X-AGENT: 2-UA, spelled as the page says: fetch sends header names
+		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
+		// case-insensitive).
+		header: http.Header{"X-AGENT": {"2-UA"}},
 		base:   base,
 	}, nil
 }
