@@ -87,6 +87,7 @@ type ConfigError struct {
 	Range string // the accepted range, e.g. "1..16"
 }
 
+// Error names the setting, the rejected value and the accepted range.
 func (e *ConfigError) Error() string {
 	if e.Range == "" {
 		return fmt.Sprintf("frontier: %s: %v", e.Field, e.Value)

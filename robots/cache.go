@@ -40,6 +40,7 @@ type FetchError struct {
 	Err    error  // network error; nil for a status
 }
 
+// Error names the robots.txt URL and the status or network error.
 func (e *FetchError) Error() string {
 	if e.Err != nil {
 		return "robots: fetching " + e.URL + ": " + e.Err.Error()
@@ -545,6 +546,10 @@ func (c *Cache) fetch(ctx context.Context, key string) (e Entry, cause error) {
 	}
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
+		// net/http wraps the cause in a *url.Error naming the URL again; FetchError already names it.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) && ue.URL == e.URL {
+			err = ue.Err
+		}
 		return finish(0, nil, err)
 	}
 	defer func() {

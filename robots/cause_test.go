@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,4 +65,21 @@ func TestUnreachableCauseKeepsTheErrorValue(t *testing.T) {
 	assert.ErrorIs(t, v.Err, ErrUnreachable)
 	assert.False(t, errors.Is(v.Err, syscall.ECONNREFUSED), "only the text was persisted")
 	assert.Contains(t, v.Err.Error(), "connection refused")
+}
+
+// TestUnreachableMessageNamesTheURLOnce: the message says which robots.txt
+// failed and why, without net/http's copy of the same URL in between.
+func TestUnreachableMessageNamesTheURLOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := "http://" + l.Addr().String()
+	require.NoError(t, l.Close())
+	c := &Cache{}
+	v, err := c.Check(context.Background(), "bot", down+"/page")
+	require.NoError(t, err)
+	require.Equal(t, Unreachable, v.Outcome)
+	msg := v.Err.Error()
+	assert.Equal(t, 1, strings.Count(msg, down+"/robots.txt"), msg)
+	assert.Contains(t, msg, "connection refused")
+	assert.ErrorIs(t, v.Err, syscall.ECONNREFUSED)
 }

@@ -186,12 +186,14 @@ func Test5xxRetriedWithoutSlowdown(t *testing.T) {
 			require.Equal(t, exitOK, r.code, r)
 			p0 := attempts(s, "/p0")
 			require.Len(t, p0, 3, "503, 502, 504: retried twice")
-			// 0.5 s then 1 s, plus the wait for the gate while other pages start 300 ms apart (the gate
-			// does not queue its waiters, so a retry may wait a few gaps more).
+			// 0.5 s then 1 s, plus at most one 300 ms gap: the gate admits waiting requests in arrival
+			// order, so a retry is not overtaken by pages handed out after it began to wait.
 			w1, w2 := p0[1].Time.Sub(p0[0].End), p0[2].Time.Sub(p0[1].End)
 			t.Logf("waits before the retries: %v, %v", w1, w2)
 			assert.GreaterOrEqual(t, w1, 500*time.Millisecond)
+			assert.LessOrEqual(t, w1, 800*time.Millisecond)
 			assert.GreaterOrEqual(t, w2, time.Second)
+			assert.LessOrEqual(t, w2, 1300*time.Millisecond)
 			reqs := n.Requests()
 			for i := 2; i < len(reqs); i++ {
 				assert.LessOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 600*time.Millisecond, "no 3 s gaps: before %s", reqs[i].Path)

@@ -60,6 +60,7 @@ type Error struct {
 	Err error
 }
 
+// Error gives the reason and the URL it concerns.
 func (e *Error) Error() string { return "urlnorm: " + e.Err.Error() + ": " + strconv.Quote(e.URL) }
 
 // Unwrap returns the reason.
