@@ -8,7 +8,6 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.62.0
 	golang.org/x/term v0.48.0
-	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.62.0
 )
 
