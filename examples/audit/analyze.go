@@ -36,11 +36,13 @@ const (
 	kSitemapBroken      = "sitemap_url_broken"
 	kSitemapBlocked     = "sitemap_url_blocked"
 	kSitemapNonCanon    = "sitemap_url_non_canonical"
-	kSitemapError       = "sitemap_error"   // a sitemap that could not be fetched or read
-	kSitemapSkipped     = "sitemap_skipped" // entries a sitemap lists but the protocol rules out (invalid, out of its scope)
-	kExternalLink       = "external_link"   // recorded, never requested
-	kLLMSTxt            = "llms_txt"        // present or not
-	kWordPress          = "wordpress"       // detected, with the reason
+	kSitemapNotCrawled  = "sitemap_url_not_crawled" // left out by the page limit: the links used up -max-pages first
+	kSitemapOverHold    = "sitemap_urls_over_limit" // entries past the 50,000 sitemap URLs held for crawling
+	kSitemapError       = "sitemap_error"           // a sitemap that could not be fetched or read
+	kSitemapSkipped     = "sitemap_skipped"         // entries a sitemap lists but the protocol rules out (invalid, out of its scope)
+	kExternalLink       = "external_link"           // recorded, never requested
+	kLLMSTxt            = "llms_txt"                // present or not
+	kWordPress          = "wordpress"               // detected, with the reason
 	kWordPressProbe     = "wordpress_probe"
 	kSlowedDown         = "slowed_down" // a 429 slowed the rest of the run
 )
@@ -58,11 +60,17 @@ type analysisInput struct {
 	Sitemaps    []sitemapRecord
 	Requests    []requestRecord
 	SlowedBy    string
-	Normalize   func(string) string // canonical comparison; identity when nil
+	// NotCrawled lists (sitemap, URL) pairs the page limit left out; OverHold counts sitemap entries past
+	// sitemapHoldMax, the first of them being FirstOverHold. Both are known only to the crawl, not the rows.
+	NotCrawled    [][2]string
+	OverHold      int
+	FirstOverHold string
+	Normalize     func(string) string // canonical comparison; identity when nil
 }
 
-// analyze derives the findings from the stored pages. It is a pure function of the crawl's rows, so it
-// runs the same after a finished crawl and after an interrupted one.
+// analyze derives the findings from the stored pages. It is a pure function of the crawl's rows (plus the
+// sitemap URLs the crawl left out, which have no row), so it runs the same after a finished crawl and after
+// an interrupted one.
 func analyze(in analysisInput) []findingRecord {
 	norm := in.Normalize
 	if norm == nil {
@@ -285,6 +293,15 @@ func analyze(in analysisInput) []findingRecord {
 		if c := strings.TrimSpace(p.Canonical); p.parsed && c != "" && norm(c) != norm(u) {
 			add(u, kSitemapNonCanon, "listed in %s; canonical is %s", su[0], c)
 		}
+	}
+	for _, nc := range in.NotCrawled {
+		if _, ok := byURL[nc[1]]; !ok {
+			add(nc[1], kSitemapNotCrawled, "listed in %s; not crawled: page limit", nc[0])
+		}
+	}
+	if in.OverHold > 0 {
+		add(in.FirstOverHold, kSitemapOverHold, "%d sitemap entries (this one the first) past the %d sitemap URLs held for crawling: not crawled unless a link led there",
+			in.OverHold, sitemapHoldMax)
 	}
 	for _, sm := range in.Sitemaps {
 		if sm.Err != "" || (sm.Status != 0 && sm.Status != http.StatusOK) {

@@ -63,6 +63,12 @@ type crawler struct {
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
 	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
+
+	// Sitemap page URLs wait here until the link crawl is complete (at most sitemapHoldMax of them).
+	held             []heldURL
+	heldDropped      int         // in-scope sitemap entries past sitemapHoldMax: not queued from the sitemaps
+	heldFirstDropped string      // the first of them, for the finding
+	notCrawled       [][2]string // (sitemap, URL) left out by the page limit
 }
 
 // newCrawler wires the library together. This is the part to read to learn how the packages fit.
@@ -240,19 +246,30 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 		}
 	}
 
-	// The start page is queued first so it is fetched first (depth 0), sitemap URLs follow at depth 1.
+	// The start page is queued first so it is fetched first (depth 0).
 	if r := c.add(ctx, c.cfg.URL, 0, "", "start"); r.Outcome == frontier.Disallowed {
 		c.logf("audit: the start page %s is blocked by robots.txt (%s); crawling what the sitemaps list", r.URL, r.Verdict.Decision)
 	}
 
-	// 2. Sitemaps named in robots.txt (never a guessed /sitemap.xml), index files two levels deep.
+	// 2. Sitemaps named in robots.txt (never a guessed /sitemap.xml), index files two levels deep. Their
+	// page URLs are held back, not queued: -max-pages counts URLs when they are queued, so a large sitemap
+	// queued now would use up the budget before a single link of the site is followed.
 	if err := c.sitemaps(ctx); err != nil && ctx.Err() != nil {
 		return c.stopped(ctx, err)
 	}
 
-	// 3. Pages, breadth-first, to the limits.
+	// 3. Pages, breadth-first, to the limits: first the start page and the links found from it, then the
+	// sitemap URLs the links did not reach, in what is left of the budget (their links followed as usual).
 	if err := c.pages(ctx); err != nil {
 		return c.stopped(ctx, err)
+	}
+	if c.queueSitemapURLs(ctx) {
+		if err := c.pages(ctx); err != nil {
+			return c.stopped(ctx, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return c.stopped(ctx, ctx.Err())
 	}
 
 	// 4. llms.txt, once.  5. WordPress probes, only on a site that looks like WordPress.
@@ -466,19 +483,75 @@ func (c *crawler) sitemaps(ctx context.Context) error {
 	sc := c.newClient(50 << 20)
 	sc.CheckRedirect = c.client.CheckRedirect
 	exp := &sitemap.Expander{Fetcher: sc, MaxDepth: sitemapLevel}
+	seen := map[string]bool{}
 	reports, err := exp.Expand(ctx, roots, func(e sitemap.Entry, src sitemap.Source) error {
-		r := c.add(ctx, e.URL, 1, "", "sitemap")
-		u := r.URL
-		if u == "" {
-			u = e.URL
+		u, nerr := urlnorm.Normalize(e.URL)
+		if nerr != nil {
+			u = e.URL // the frontier will refuse it as invalid, as it would have when listed
 		}
 		c.st.sitemapURL(src.Sitemap, u)
+		if seen[u] {
+			return ctx.Err()
+		}
+		if pu, perr := url.Parse(u); perr != nil || !c.inScope(pu) {
+			return ctx.Err() // another site: never queued, so not worth a place in the held list
+		}
+		if len(c.held) >= sitemapHoldMax {
+			// Not remembered in seen either, so memory stays bounded; a URL listed twice counts twice.
+			c.heldDropped++
+			if c.heldDropped == 1 {
+				c.heldFirstDropped = u
+			}
+			return ctx.Err()
+		}
+		seen[u] = true
+		c.held = append(c.held, heldURL{url: u, sitemap: src.Sitemap})
 		return ctx.Err()
 	})
 	for _, r := range reports {
 		c.st.sitemap(sitemapRecordOf(r))
 	}
 	return err
+}
+
+// sitemapHoldMax bounds the sitemap page URLs held back until the link crawl is complete (memory: a
+// few MB). URLs beyond it are stored in sitemap_urls but not crawled, and the findings say so. A variable
+// only so that a test can lower it.
+var sitemapHoldMax = 50_000
+
+// heldURL is a sitemap page URL waiting for the link crawl to complete.
+type heldURL struct{ url, sitemap string }
+
+// queueSitemapURLs offers the held sitemap URLs to the frontier once the link crawl is complete, so that
+// they only get what the links left of the page budget. A URL a link already led to is a duplicate, as
+// before. It reports whether anything was queued.
+func (c *crawler) queueSitemapURLs(ctx context.Context) bool {
+	held := c.held
+	c.held = nil
+	queued := false
+	for _, h := range held {
+		if ctx.Err() != nil {
+			return queued // Ctrl-C, or the site went off limits: the caller reports it
+		}
+		r := c.add(ctx, h.url, 1, "", "sitemap")
+		switch r.Outcome {
+		case frontier.Queued:
+			queued = true
+		case frontier.PageLimit:
+			// The frontier checks the budget before robots.txt. Ask robots.txt here (cached, no request
+			// unless the hour is up) so a disallowed sitemap URL is still reported as blocked, not as
+			// left out by the limit.
+			if v, err := c.robots.Check(ctx, c.token, r.URL); err == nil && v.Outcome == robots.Disallowed {
+				c.recordOnce(&pageRecord{URL: r.URL, Depth: 1, Source: "sitemap", Blocked: true,
+					RobotsRule: v.Decision.String()})
+				continue
+			}
+			c.mu.Lock()
+			c.notCrawled = append(c.notCrawled, [2]string{h.sitemap, r.URL})
+			c.mu.Unlock()
+		}
+	}
+	return queued
 }
 
 // pages runs the workers until the frontier is complete.

@@ -17,7 +17,8 @@ var kindOrder = []string{
 	kRedirectBlocked, kRedirectOffsite, kLinkToBlocked, kTitleMissing, kTitleEmpty, kTitleDuplicate,
 	kTitleTooLong, kTitleMultiple, kDescMissing, kDescDuplicate, kDescMultiple, kH1Missing, kH1Multiple,
 	kNoindex, kCanonicalElsewhere, kSitemapBroken, kSitemapRedirected, kSitemapBlocked, kSitemapNonCanon,
-	kSitemapError, kSitemapSkipped, kExternalLink, kLLMSTxt, kWordPress, kWordPressProbe, kSlowedDown,
+	kSitemapNotCrawled, kSitemapOverHold, kSitemapError, kSitemapSkipped, kExternalLink, kLLMSTxt, kWordPress,
+	kWordPressProbe, kSlowedDown,
 }
 
 // finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
@@ -99,6 +100,10 @@ func (c *crawler) findings(ctx context.Context) ([]findingRecord, error) {
 	if ev, ok := c.slow.Tripped(); ok {
 		in.SlowedBy = ev.URL
 	}
+	c.mu.Lock()
+	in.NotCrawled = c.notCrawled
+	c.mu.Unlock()
+	in.OverHold, in.FirstOverHold = c.heldDropped, c.heldFirstDropped
 	return analyze(in), nil
 }
 
