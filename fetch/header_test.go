@@ -1,99 +1,33 @@
 package fetch_test
 
 import (
-	"bufio"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/internal/testsite"
 )
 
-// wireSite is a loopback HTTP/1.1 server that records every request head
-// as the bytes on the wire: Go's server (and so httptest and testsite)
-// canonicalises header names, so only a raw reader tells X-AGENT from
-// X-Agent. /robots.txt is 404, /r redirects to /p, anything else is 200.
-type wireSite struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	heads []string
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newWireSite(t *testing.T) *wireSite {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &wireSite{ln: ln}
-	s.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Go(func() { s.serve(c) })
+// newWireSite starts a loopback server that records every request head as
+// the bytes on the wire (testsite.Wire): Go's server canonicalises header
+// names, so only the raw head tells X-AGENT from X-Agent. /robots.txt is
+// 404, /r redirects to /p, anything else is 200.
+func newWireSite(t *testing.T) *testsite.Wire {
+	return testsite.NewWire(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/r":
+			http.Redirect(w, r, "/p", http.StatusFound)
+		default:
+			io.WriteString(w, "page")
 		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns { // idle keep-alive connections
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *wireSite) URL() string { return "http://" + s.ln.Addr().String() }
-
-func (s *wireSite) serve(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(io.LimitReader(c, 1<<20))
-	for {
-		var head strings.Builder
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			head.WriteString(line)
-			if line == "\r\n" {
-				break
-			}
-		}
-		h := head.String()
-		s.mu.Lock()
-		s.heads = append(s.heads, h)
-		s.mu.Unlock()
-		status, extra, body := "200 OK", "", "page"
-		switch {
-		case strings.HasPrefix(h, "GET /robots.txt "):
-			status, body = "404 Not Found", ""
-		case strings.HasPrefix(h, "GET /r "):
-			status, extra, body = "302 Found", "Location: /p\r\n", ""
-		}
-		if _, err := fmt.Fprintf(c, "HTTP/1.1 %s\r\n%sContent-Length: %d\r\n\r\n%s", status, extra, len(body), body); err != nil {
-			return
-		}
-	}
-}
-
-func (s *wireSite) Heads() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.heads...)
+	}))
 }
 
 // requestLines returns the first line of every head.
@@ -126,7 +60,7 @@ func TestExtraHeaderNamesSentAsWritten(t *testing.T) {
 	// A caller's other spellings of the same names are replaced, not sent
 	// as well.
 	extra := http.Header{"X-AGENT": {"2-UA"}, "user-agent": {"not me"}}
-	newSiteAndClient := func(t *testing.T) (*wireSite, *fetch.Client) {
+	newSiteAndClient := func(t *testing.T) (*testsite.Wire, *fetch.Client) {
 		s := newWireSite(t)
 		return s, &fetch.Client{UserAgent: testUA, Header: extra}
 	}

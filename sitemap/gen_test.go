@@ -9,12 +9,13 @@ import (
 // memory, so heap measurements see only the reader.
 type urlsetGen struct {
 	n, i  int
-	state int // 0 header, 1 entries, 2 footer, 3 done
+	entry func(buf []byte, i int) []byte // appends entry i; genEntry by default
+	state int                            // 0 header, 1 entries, 2 footer, 3 done
 	buf   []byte
 	off   int
 }
 
-func newURLSetGen(n int) *urlsetGen { return &urlsetGen{n: n} }
+func newURLSetGen(n int) *urlsetGen { return &urlsetGen{n: n, entry: genEntry} }
 
 const genHeader = `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">
@@ -40,7 +41,7 @@ func (g *urlsetGen) Read(p []byte) (int, error) {
 					continue
 				}
 				for k := 0; k < 64 && g.i < g.n; k++ {
-					g.buf = genEntry(g.buf, g.i)
+					g.buf = g.entry(g.buf, g.i)
 					g.i++
 				}
 			case 2:

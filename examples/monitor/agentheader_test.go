@@ -1,83 +1,35 @@
 package main
 
 import (
-	"bufio"
-	"fmt"
 	"io"
-	"net"
+	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/testsite"
 )
 
-// rawSite is a loopback HTTP/1.1 server that keeps every request head as the
-// bytes on the wire: Go's server canonicalises header names, so only a raw
-// reader can tell X-AGENT from X-Agent.
-type rawSite struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	heads []string
-	wg    sync.WaitGroup
-}
-
-func newRawSite(t *testing.T) *rawSite {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &rawSite{ln: ln}
-	s.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Go(func() { s.serve(c) })
-		}
-	})
-	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
-	return s
-}
-
-func (s *rawSite) serve(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(io.LimitReader(c, 1<<20))
-	for {
-		var head strings.Builder
-		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			head.WriteString(line)
-			if line == "\r\n" {
-				break
-			}
-		}
-		s.mu.Lock()
-		s.heads = append(s.heads, head.String())
-		s.mu.Unlock()
-		body, status := "<title>raw</title><h1>raw</h1>", "200 OK"
-		if strings.HasPrefix(head.String(), "GET /robots.txt ") {
-			body, status = "", "404 Not Found"
-		}
-		if _, err := fmt.Fprintf(c, "HTTP/1.1 %s\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s", status, len(body), body); err != nil {
+// newRawSite starts a loopback server that keeps every request head as the
+// bytes on the wire (testsite.Wire): Go's server canonicalises header names,
+// so only the raw head tells X-AGENT from X-Agent.
+func newRawSite(t *testing.T) *testsite.Wire {
+	return testsite.NewWire(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
 			return
 		}
-	}
-}
-
-func (s *rawSite) Heads() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.heads...)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<title>raw</title><h1>raw</h1>")
+	}))
 }
 
 func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 	s := newRawSite(t)
 	db := tempDB(t)
-	page := "http://" + s.ln.Addr().String() + "/p"
+	page := s.URL() + "/p"
 	e := env{anyGap: true} // the real base transport, as the command uses it
 	code, _, errOut := cli(t, e, "track", "-db", db, page)
 	require.Equal(t, exitOK, code, errOut)
