@@ -308,18 +308,11 @@ func (c *Cache) Check(ctx context.Context, token, rawURL string) (Verdict, error
 // authority, fetching it if needed. When robots.txt is unreachable the
 // error matches [ErrUnreachable].
 func (c *Cache) Sitemaps(ctx context.Context, rawURL string) ([]string, error) {
-	key, err := authority(rawURL)
-	if err != nil {
+	r, err := c.Rules(ctx, rawURL)
+	if r == nil {
 		return nil, err
 	}
-	st, err := c.get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if st.rules == nil {
-		return nil, st.err
-	}
-	return st.rules.Sitemaps(), nil
+	return r.Sitemaps(), nil
 }
 
 // Rules returns the rules currently used for rawURL's authority, fetching
