@@ -58,8 +58,12 @@ func (e *FetchError) Is(target error) bool { return target == ErrUnreachable }
 type Outcome int
 
 const (
+	// Unknown is the zero Outcome: no answer was reached (a bad URL, a done
+	// context, a zero Verdict). It is not Allowed: code that switches on the
+	// outcome and forgets the error still does not fetch.
+	Unknown Outcome = iota
 	// Allowed means robots.txt permits the URL (or publishes no rules).
-	Allowed Outcome = iota
+	Allowed
 	// Disallowed means a robots.txt rule forbids the URL.
 	Disallowed
 	// Unreachable means robots.txt could not be fetched (5xx, 429 or a
@@ -67,9 +71,11 @@ const (
 	Unreachable
 )
 
-// String returns "allowed", "disallowed" or "unreachable".
+// String returns "unknown", "allowed", "disallowed" or "unreachable".
 func (o Outcome) String() string {
 	switch o {
+	case Unknown:
+		return "unknown"
 	case Allowed:
 		return "allowed"
 	case Disallowed:
@@ -90,17 +96,24 @@ type Verdict struct {
 	// Err, for Unreachable (or Stale), is the cause: a *FetchError matching
 	// ErrUnreachable and unwrapping to the original network error (timeout,
 	// refused connection...) unless the answer was rebuilt from a Store
-	// entry's Err text.
+	// entry's Err text. For Unknown it is the error Check returned.
 	Err   error
 	Stale bool // the last refresh was unreachable; Decision comes from the previous copy (Cache.KeepStale)
 }
 
-// Allowed reports whether the URL may be fetched.
+// Allowed reports whether the URL may be fetched. It is false for every
+// Outcome but Allowed, the zero Verdict included.
 func (v Verdict) Allowed() bool { return v.Outcome == Allowed }
 
-// String describes the verdict for people.
+// String describes the verdict for people; it never contradicts Outcome.
 func (v Verdict) String() string {
 	switch v.Outcome {
+	case Unknown:
+		s := v.URL + ": unknown: no robots.txt answer"
+		if v.Err != nil {
+			s += " (" + v.Err.Error() + ")"
+		}
+		return s
 	case Unreachable:
 		return fmt.Sprintf("%s: site off limits, robots.txt unreachable (%v); re-check at %s",
 			v.URL, v.Err, v.RecheckAt.Format(time.RFC3339))
@@ -278,23 +291,32 @@ type call struct {
 
 // Check reports whether the crawler with product token may fetch rawURL,
 // fetching the robots.txt of its authority if it is not cached. The error
-// is non-nil only for a bad URL or a done context; robots.txt problems
-// are reported as an Unreachable verdict.
+// is non-nil only for a bad URL or a done context, and then the Verdict's
+// Outcome is Unknown (never Allowed); robots.txt problems are reported as
+// an Unreachable verdict.
 func (c *Cache) Check(ctx context.Context, token, rawURL string) (Verdict, error) {
+	return c.CheckAs(ctx, []string{token}, rawURL)
+}
+
+// CheckAs is Check for a crawler that answers to several product tokens in
+// order of preference: the first token some group names decides, and only
+// when none is named do the `*` groups apply (see [Rules.AllowedAs]).
+func (c *Cache) CheckAs(ctx context.Context, tokens []string, rawURL string) (Verdict, error) {
 	key, err := authority(rawURL)
 	if err != nil {
-		return Verdict{URL: rawURL}, err
+		return Verdict{URL: rawURL, Err: err}, err
 	}
 	st, err := c.get(ctx, key)
 	if err != nil {
-		return Verdict{URL: rawURL}, err
+		return Verdict{URL: rawURL, Err: err}, err
 	}
 	v := Verdict{URL: rawURL, Status: st.entry.Status}
 	if st.rules == nil {
 		v.Outcome, v.RecheckAt, v.Err = Unreachable, st.expires, st.err
 		return v, nil
 	}
-	v.Decision = st.rules.Explain(token, rawURL)
+	v.Decision = st.rules.ExplainAs(tokens, rawURL)
+	v.Outcome = Allowed
 	if !v.Decision.Allowed {
 		v.Outcome = Disallowed
 	}

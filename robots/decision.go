@@ -12,6 +12,10 @@ type Decision struct {
 	Rule     *Rule    // matching rule, nil if none matched (allowed by default)
 	Agents   []string // user-agent values of the group(s) used, as written; nil when no group applied
 	Wildcard bool     // the `*` group(s) were used
+	// Token is the crawler's product token that a group named, as the
+	// crawler spells it ("" when the `*` groups or no group applied). With
+	// several tokens (Rules.ExplainAs), it says which one decided.
+	Token string
 
 	always bool // the URL was /robots.txt, which is always allowed
 }

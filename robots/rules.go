@@ -431,6 +431,25 @@ func tokenPart(s string) string {
 
 // lookup returns the selection that applies to token, or -1.
 func (r *Rules) lookup(token string) int32 {
+	if sel := r.named(token); sel >= 0 {
+		return sel
+	}
+	return r.star
+}
+
+// lookupAs returns the selection of the first of tokens that some group
+// names, with that token's index; else the `*` selection (or -1) and -1.
+func (r *Rules) lookupAs(tokens []string) (sel int32, tok int) {
+	for i, t := range tokens {
+		if sel := r.named(t); sel >= 0 {
+			return sel, i
+		}
+	}
+	return r.star, -1
+}
+
+// named returns the selection of the groups naming token, or -1.
+func (r *Rules) named(token string) int32 {
 	token = tokenPart(trimSpace(token))
 	if token != "" && len(r.keys) > 0 {
 		i, found := slices.BinarySearchFunc(r.keys, token, func(e keyEntry, t string) int {
@@ -440,7 +459,7 @@ func (r *Rules) lookup(token string) int32 {
 			return r.keys[i].sel
 		}
 	}
-	return r.star
+	return -1
 }
 
 // compareLower compares the lower-case key with token as if token were
@@ -459,12 +478,12 @@ func compareLower(key, token string) int {
 	return len(key) - len(token)
 }
 
-// decide finds the selection and the winning rule (indices, -1 if none)
-// for token and a normalised path. It does not allocate.
-func (r *Rules) decide(token, path string) (sel, rule int32) {
-	sel, rule = r.lookup(token), -1
+// decide finds the winning rule (index, -1 if none) of selection sel for
+// a normalised path. It does not allocate.
+func (r *Rules) decide(sel int32, path string) (rule int32) {
+	rule = -1
 	if sel < 0 {
-		return sel, -1
+		return -1
 	}
 	best := int32(-1)
 	has := byteSet(path)
@@ -481,7 +500,7 @@ func (r *Rules) decide(token, path string) (sel, rule int32) {
 			}
 		}
 	}
-	return sel, rule
+	return rule
 }
 
 // Allowed reports whether the crawler with the given product token may
@@ -495,7 +514,24 @@ func (r *Rules) Allowed(token, rawURL string) bool {
 	if path == "/robots.txt" {
 		return true
 	}
-	_, rule := r.decide(token, path)
+	rule := r.decide(r.lookup(token), path)
+	return rule < 0 || r.rules[rule].Allow
+}
+
+// AllowedAs is Allowed for a crawler that answers to several product
+// tokens, in order of preference (a new token before the old one, a
+// specific token before its family): the first token that some group
+// names decides, and only when none is named do the `*` groups apply.
+func (r *Rules) AllowedAs(tokens []string, rawURL string) bool {
+	if r == nil {
+		return true
+	}
+	path := pathOf(rawURL)
+	if path == "/robots.txt" {
+		return true
+	}
+	sel, _ := r.lookupAs(tokens)
+	rule := r.decide(sel, path)
 	return rule < 0 || r.rules[rule].Allow
 }
 
@@ -503,6 +539,13 @@ func (r *Rules) Allowed(token, rawURL string) bool {
 // with its line) and the user-agent values of the group(s) used. The
 // returned Rule and Agents share memory with r and must not be modified.
 func (r *Rules) Explain(token, rawURL string) Decision {
+	return r.ExplainAs([]string{token}, rawURL)
+}
+
+// ExplainAs is AllowedAs with the reason, as Explain gives it; Decision.Token
+// says which of tokens was matched by a group ("" when the `*` groups or
+// no group applied).
+func (r *Rules) ExplainAs(tokens []string, rawURL string) Decision {
 	if r == nil {
 		return Decision{Allowed: true}
 	}
@@ -510,11 +553,15 @@ func (r *Rules) Explain(token, rawURL string) Decision {
 	if path == "/robots.txt" {
 		return Decision{Allowed: true, always: true}
 	}
-	sel, rule := r.decide(token, path)
+	sel, tok := r.lookupAs(tokens)
+	rule := r.decide(sel, path)
 	d := Decision{Allowed: true}
 	if sel >= 0 {
 		d.Wildcard = sel == r.star
 		d.Agents = r.agentsOf(sel)
+	}
+	if tok >= 0 {
+		d.Token = tokenPart(trimSpace(tokens[tok]))
 	}
 	if rule >= 0 {
 		d.Rule = &r.rules[rule]
