@@ -65,6 +65,8 @@ var browserDocs = []string{
 	`<h1>a<li>b</h1>c`,
 	`<h1>a<dd>b<dt>c</h1>d`,
 	`<a href=/a><h1>in a</h1></a><h1><a href=/b>b</a></h1>`,
+	`<a href=/x>link</h2>text</a><h1><x-a></x-b><h1>in</h1>still</h1>`,
+	`<svg><style><foreignObject><h1>hidden</h1></foreignObject></style><![CDATA[cdata]]></svg><form><form>f</form>g</form>`,
 }
 
 var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -139,7 +141,7 @@ for (const src of JSON.parse(document.getElementById("docs").textContent)) {
   for (const e of doc.querySelectorAll("*")) {
     const html = e.namespaceURI === HTML, name = e.localName;
     if (html && name === "title") r.title.push(e.textContent.split(SPACE).filter(w => w !== "").join(" "));
-    if (html && name === "h1") r.h1.push(words(e).join(" "));
+    if (html && name === "h1") r.h1.push(hidden(e) ? "" : words(e).join(" "));
     if (html && name === "base" && e.hasAttribute("href") && r.base === null) r.base = e.getAttribute("href");
     if (html && name === "meta" && (e.getAttribute("name")||"").trim().toLowerCase() === "description" && r.descr === null) r.descr = (e.getAttribute("content")||"").trim();
     if (html && name === "link" && (e.getAttribute("rel")||"").toLowerCase().split(SPACE).includes("canonical") && e.getAttribute("href") && r.canonical === null) r.canonical = e.getAttribute("href");

@@ -196,6 +196,8 @@ type parser struct {
 	stack     []elem    // open elements (tree.go)
 	deep      int       // elements opened beyond maxDepth
 	templates int       // open <template> elements: their content is inert
+	form      bool      // the standard's form element pointer is set: a nested <form> is ignored
+	tag       uint32    // hash of the current tag's name (tagName)
 	hidden    int       // open SVG/MathML elements whose text is not visible
 	skip      atom.Atom // raw-text element whose content is not visible text
 	inTitle   bool
@@ -220,6 +222,11 @@ type parser struct {
 
 func (p *parser) run() error {
 	for {
+		if !p.noscript {
+			// CDATA sections exist only in SVG and MathML.
+			e := p.top()
+			p.z.AllowCDATA(e != nil && e.ns != nsHTML)
+		}
 		tt := p.z.Next()
 		switch tt {
 		case html.ErrorToken:
@@ -241,7 +248,9 @@ func (p *parser) run() error {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			p.start(tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
-			p.end(tagAtom(p.z.Raw()))
+			var name atom.Atom
+			name, p.tag = tagName(p.z.Raw())
+			p.end(name)
 		}
 	}
 }
@@ -249,7 +258,16 @@ func (p *parser) run() error {
 // tagAtom reads the element name from a raw start or end tag ("<A href",
 // "</a >") the way the tokenizer does, without the copy TagName makes.
 func tagAtom(raw []byte) atom.Atom {
+	a, _ := tagName(raw)
+	return a
+}
+
+// tagName returns the atom of the element name of a raw start or end tag
+// (0 for names that have none) and an FNV-1a hash of the lower-cased name,
+// which tells unknown elements (custom elements, most SVG names) apart.
+func tagName(raw []byte) (atom.Atom, uint32) {
 	var buf [16]byte // longer than any element this package acts on
+	h := uint32(2166136261)
 	i := 1
 	if i < len(raw) && raw[i] == '/' {
 		i++
@@ -260,16 +278,19 @@ func tagAtom(raw []byte) atom.Atom {
 		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
 			break
 		}
-		if n == len(buf) {
-			return 0
-		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[n] = c
+		h = (h ^ uint32(c)) * 16777619
+		if n < len(buf) {
+			buf[n] = c
+		}
 		n++
 	}
-	return atom.Lookup(buf[:n])
+	if n > len(buf) {
+		return 0, h
+	}
+	return atom.Lookup(buf[:n]), h
 }
 
 // attrs reads the attributes the parser cares about.
@@ -336,7 +357,8 @@ func (p *parser) runNoscript(text []byte) {
 }
 
 func (p *parser) start(selfClosing bool) {
-	name := tagAtom(p.z.Raw()) // 0 for unknown elements, which matter only as text containers
+	var name atom.Atom
+	name, p.tag = tagName(p.z.Raw()) // name is 0 for unknown elements; the hash tells them apart
 	switch {
 	case p.noscript:
 		p.noscriptStart(name)
@@ -443,8 +465,7 @@ func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
 			p.element(name, a)
 		}
 	}
-	p.startStructure(name, selfClosing)
-	if isBlock(name) {
+	if p.startStructure(name, selfClosing) && isBlock(name) {
 		p.boundary()
 	}
 }
@@ -745,7 +766,7 @@ func isBlock(a atom.Atom) bool {
 	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Br, atom.Button,
 		atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div,
 		atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
-		atom.Frame, atom.Frameset, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
 		atom.Header, atom.Hgroup, atom.Hr, atom.Img, atom.Input, atom.Label, atom.Legend,
 		atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.Optgroup,
 		atom.Option, atom.P, atom.Plaintext, atom.Pre, atom.Search, atom.Section, atom.Select,
@@ -1125,3 +1146,8 @@ func appendCapped(dst, src []byte, max int) []byte {
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), sub)
 }
+
+// SeparatesWords reports whether the HTML element a separates the words of
+// visible text (block-level elements, <br>, <img>...): the rule the fetch/page
+// tests apply to a DOM to check the streaming extraction.
+func SeparatesWords(a atom.Atom) bool { return isBlock(a) }

@@ -28,6 +28,7 @@ const (
 // elem is an open element.
 type elem struct {
 	a     atom.Atom
+	name  uint32 // hash of the lower-cased name (tagName), which tells elements without an atom apart
 	ns    namespace
 	flags uint8
 	link  int32 // <a>: index of its link in parser.links, or -1
@@ -55,7 +56,7 @@ func (p *parser) push(e elem) {
 		}
 		return
 	}
-	e.link, e.slot = -1, -1
+	e.link, e.slot, e.name = -1, -1, p.tag
 	if e.ns == nsHTML {
 		switch e.a {
 		case atom.Template:
@@ -144,6 +145,12 @@ const (
 	scopeTable
 )
 
+// is reports whether e is the element the current tag names: same atom,
+// and for elements without one, same name.
+func (p *parser) is(e *elem, a atom.Atom) bool {
+	return e.a == a && (a != 0 || e.name == p.tag)
+}
+
 // limits reports whether e ends a search for an element "in scope".
 func (e *elem) limits(s scope) bool {
 	switch e.ns {
@@ -181,7 +188,7 @@ func (p *parser) inScope(s scope, a atom.Atom) int {
 }
 
 // anyHeading asks inScope for any of h1 to h6.
-const anyHeading atom.Atom = 1
+const anyHeading = ^atom.Atom(0) // no atom has this value
 
 func isHeading(a atom.Atom) bool {
 	switch a {
@@ -345,8 +352,9 @@ func (p *parser) closeP() {
 }
 
 // startStructure updates the stack for an HTML start tag (other than the
-// raw-text elements, which the tokenizer ends by itself).
-func (p *parser) startStructure(name atom.Atom, selfClosing bool) {
+// raw-text elements, which the tokenizer ends by itself). It reports false
+// for a start tag that tree construction ignores.
+func (p *parser) startStructure(name atom.Atom, selfClosing bool) bool {
 	switch {
 	case name == atom.Svg || name == atom.Math:
 		if !selfClosing {
@@ -356,9 +364,9 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) {
 			}
 			p.push(elem{a: name, ns: ns})
 		}
-		return
-	case name == atom.Html || name == atom.Head || name == atom.Body || name == atom.Frameset:
-		return // merged into the existing element or, in a page with content, ignored
+		return true
+	case name == atom.Html || name == atom.Head || name == atom.Body || name == atom.Frameset || name == atom.Frame:
+		return false // merged into the existing element or, in a page with content, ignored
 	case isHeading(name):
 		p.closeP()
 		if e := p.top(); e != nil && e.ns == nsHTML && isHeading(e.a) {
@@ -398,7 +406,7 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) {
 	case tablePart(name):
 		t := p.inScope(scopeTable, atom.Table)
 		if t < 0 {
-			return // outside a table these start tags are ignored
+			return false // outside a table these start tags are ignored
 		}
 		// Close what the new part ends: an open cell, row or section.
 		for i := t + 1; i < len(p.stack); i++ {
@@ -408,14 +416,21 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) {
 			}
 		}
 		if name == atom.Col {
-			return
+			return true
 		}
+	case name == atom.Form:
+		if p.form && p.templates == 0 {
+			return false // a form inside a form is ignored
+		}
+		p.closeP()
+		p.form = p.templates == 0
 	case closesP(name):
 		p.closeP()
 	}
 	if !void(name) {
 		p.push(elem{a: name})
 	}
+	return true
 }
 
 // endsTablePart reports whether starting the table part name closes the
@@ -477,6 +492,12 @@ func (p *parser) endStructure(name atom.Atom) bool {
 	case name == atom.Form:
 		// The form is taken off the stack; what it contains stays open
 		// (and in it, as far as the text goes).
+		if p.templates == 0 {
+			if !p.form {
+				return false
+			}
+			p.form = false
+		}
 		i := p.inScope(scopeDefault, atom.Form)
 		if i < 0 {
 			return false
@@ -514,7 +535,7 @@ func (p *parser) endStructure(name atom.Atom) bool {
 	// special element comes first.
 	for i := len(p.stack) - 1; i >= 0; i-- {
 		e := &p.stack[i]
-		if e.ns == nsHTML && e.a == name {
+		if e.ns == nsHTML && p.is(e, name) {
 			p.popTo(i)
 			return isBlock(name)
 		}
@@ -540,7 +561,7 @@ func (p *parser) endForeign(name atom.Atom) bool {
 		return p.endStructure(name)
 	}
 	for i := len(p.stack) - 1; i >= 0; i-- {
-		if p.stack[i].a == name {
+		if p.is(&p.stack[i], name) {
 			p.popTo(i)
 			return false
 		}

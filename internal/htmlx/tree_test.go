@@ -26,12 +26,22 @@ func TestHeadingsEndLikeInABrowser(t *testing.T) {
 		{"<td> ends an <h1> opened in the previous cell", `<table><tr><td><h1>a<td>b</table>`, []string{"a"}},
 		{"an <h1> breaks out of <svg>", `<svg><h1>Out</h1><title>t</title></svg>`, []string{"Out"}},
 		{"unclosed at the end of the input", `<h1>Runs <b>to the end`, []string{"Runs to the end"}},
+		{"a custom element's end tag closes only its own element", `<h1><x-a></x-b><h1>in</h1>still</h1>`, []string{"in still", "in"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := parse(t, "https://s.example/", tc.doc)
 			assert.Equal(t, tc.h1, p.H1)
 		})
 	}
+}
+
+// A heading end tag with no heading open is ignored, and does not end an
+// open <a> (nor split its words).
+func TestStrayHeadingEndTagInAnchor(t *testing.T) {
+	p := parse(t, "https://s.example/", `<a href=/x>link</h2>text</a>`)
+	require.Len(t, p.Links, 1)
+	assert.Equal(t, "linktext", p.Links[0].Text)
+	assert.Equal(t, 1, p.WordCount)
 }
 
 // Template content is inert: a browser neither shows it nor counts its
