@@ -135,13 +135,15 @@ func (o Options) Parse(r io.Reader, pageURL string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	hp, err := htmlx.Options{
+	var links []Link
+	hp, err := htmlx.ParseInto(htmlx.Options{
 		MaxBytes:     o.MaxBytes,
 		MaxLinks:     o.MaxLinks,
 		MaxTextBytes: o.MaxTextBytes,
 		ContentType:  o.ContentType,
-	}.Parse(r, u)
+	}, r, u, &links)
 	p := fromHTMLX(hp, pageURL)
+	p.Links = links
 	if err != nil {
 		return p, &Error{URL: pageURL, Err: ErrRead, Cause: errors.Unwrap(err)}
 	}
@@ -160,8 +162,9 @@ func parsePageURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// fromHTMLX makes the public Page of the implementation's. The field lists
-// are the same; the conversions below fail to compile when they drift.
+// fromHTMLX makes the public Page of the implementation's, but for the
+// links, which htmlx.ParseInto writes as page.Links directly (and which
+// fail to compile if Link's fields drift from htmlx.Link's).
 func fromHTMLX(h *htmlx.Page, pageURL string) *Page {
 	p := &Page{
 		URL:              pageURL,
@@ -185,12 +188,6 @@ func fromHTMLX(h *htmlx.Page, pageURL string) *Page {
 		Truncated:        h.Truncated,
 		InvalidLinks:     h.InvalidLinks,
 		LinksDropped:     h.LinksDropped,
-	}
-	if len(h.Links) > 0 {
-		p.Links = make([]Link, len(h.Links))
-		for i, l := range h.Links {
-			p.Links[i] = Link(l)
-		}
 	}
 	if len(h.Hreflang) > 0 {
 		p.Hreflang = make([]Alternate, len(h.Hreflang))

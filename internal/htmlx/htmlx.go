@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -91,6 +92,30 @@ func Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
 // Parse reads an HTML page from r. It returns an error only when reading
 // fails, together with what was extracted before the failure.
 func (o Options) Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
+	return o.parse(r, pageURL, nil)
+}
+
+// ParseInto is Options.Parse for a caller with its own link type L, a
+// struct type with Link's fields (fetch/page.Link): the links are appended
+// to *links, converted one by one, and Page.Links stays nil. It saves the
+// public API a copy of the whole list.
+func ParseInto[L ~struct {
+	URL      string
+	Raw      string
+	Text     string
+	Rel      string
+	Nofollow bool
+	Tag      string
+}](o Options, r io.Reader, pageURL *url.URL, links *[]L) (*Page, error) {
+	return o.parse(r, pageURL, func(n int) func(Link) {
+		*links = slices.Grow(*links, n)
+		return func(l Link) { *links = append(*links, L(l)) }
+	})
+}
+
+// parse reads the page; links, if not nil, is given the number of links
+// found and returns where to put each one (else they go to Page.Links).
+func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Link)) (*Page, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = defaultMaxBytes
 	}
@@ -105,7 +130,7 @@ func (o Options) Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
 	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{},
 		anchor: -1, pendingLink: -1}
 	err := p.run()
-	p.finish(pageURL)
+	p.finish(pageURL, links)
 	p.page.Truncated = lr.truncated
 	p.page.Encoding = dec.Encoding()
 	if err != nil {
@@ -777,7 +802,7 @@ func isBlock(a atom.Atom) bool {
 	return false
 }
 
-func (p *parser) finish(pageURL *url.URL) {
+func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 	pg := p.page
 	if p.inTitle { // unterminated <title>: it ran to the end of the input
 		pg.Title = normalise(p.title, p.opt.MaxTextBytes)
@@ -807,8 +832,13 @@ func (p *parser) finish(pageURL *url.URL) {
 			pg.Hreflang = append(pg.Hreflang, Alternate{Hreflang: a.hreflang, URL: u})
 		}
 	}
-	if len(p.links) > 0 {
+	var add func(Link)
+	switch {
+	case links != nil:
+		add = links(len(p.links))
+	case len(p.links) > 0:
 		pg.Links = make([]Link, 0, len(p.links))
+		add = func(l Link) { pg.Links = append(pg.Links, l) }
 	}
 	for i := range p.links {
 		rl := &p.links[i]
@@ -820,7 +850,7 @@ func (p *parser) finish(pageURL *url.URL) {
 		case skipped:
 			continue
 		}
-		pg.Links = append(pg.Links, Link{
+		add(Link{
 			URL:      u,
 			Raw:      rl.raw,
 			Text:     linkText(rl, p.arena, p.opt.MaxTextBytes),
