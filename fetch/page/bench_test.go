@@ -46,6 +46,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	var links int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		p, err := Parse(bytes.NewReader(doc), benchURL)
 		if err != nil {
@@ -53,6 +54,7 @@ func BenchmarkParse(b *testing.B) {
 		}
 		links = len(p.Links)
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(links), "links/page")
 }
 
@@ -64,6 +66,7 @@ func BenchmarkParseImplementation(b *testing.B) {
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	var links int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		p, err := htmlx.Parse(bytes.NewReader(doc), u)
 		if err != nil {
@@ -71,5 +74,6 @@ func BenchmarkParseImplementation(b *testing.B) {
 		}
 		links = len(p.Links)
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(links), "links/page")
 }
