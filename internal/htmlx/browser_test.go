@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -257,6 +258,64 @@ i iframe image img input ins kbd keygen label legend li link listing main map ma
 noembed noframes noscript object ol optgroup option output p param picture plaintext pre progress q rb rp rt rtc ruby
 s samp script search section select slot small source span strike strong style sub summary sup table tbody td
 template textarea tfoot th thead time title tr track tt u ul var video wbr xmp`
+
+// TestEncodingAgreesWithChromium loads pages as files (no Content-Type, as
+// from a server that sends none), one after the other in one browser (each
+// records what it read in window.name and goes on to the next), and
+// compares the encoding and title Chromium reads with the extractor's.
+func TestEncodingAgreesWithChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin := chromium(t)
+	docs := []string{
+		"<title>Caf\xe9</title><p>na\xefve</p>",
+		"<title>Plain</title>" + strings.Repeat(" ", 2000) + "<p>Caf\xe9 cr\xe8me</p>",
+		"<title>Plain</title><p>" + strings.Repeat("word ", 20000) + "</p><p>\x93quoted\x94</p>",
+		"<!doctype html><html><head><!-- the charset is declared below -->\n<script>" + strings.Repeat("var charset = 'utf-8'; ", 60) +
+			"</script><meta charset=\"utf-8\"><title>Caf\xc3\xa9 \xe2\x98\x95</title></head><body>cr\xc3\xa8me</body>",
+		"<title>T</title><body><p>" + strings.Repeat("x ", 600) + "</p><meta charset=\"shift_jis\"><p>Caf\xc3\xa9</p>",
+		"\xef\xbb\xbf<title>Hi</title><p>Hello world</p>",
+		"\xff\xfe" + string(utf16Bytes("<title>Sixteen</title>", false)),
+		"<meta charset=utf-16><title>Caf\xc3\xa9</title>",
+		"<meta charset=utf-8><title>a\xffb</title>",
+		"<meta http-equiv=content-type content='text/html; charset=shift_jis'><title>\x82\xa0</title>",
+	}
+	dir := t.TempDir()
+	for i, doc := range docs {
+		var next string
+		if i+1 < len(docs) {
+			next = fmt.Sprintf("setTimeout(() => location.href = 'p%d.html', 0);", i+1)
+		} else {
+			next = `document.documentElement.setAttribute("data-r", btoa(unescape(encodeURIComponent(window.name))));`
+		}
+		report := "<script>window.name += JSON.stringify([document.characterSet, document.title]) + '\\n';" + next + "</script>"
+		if strings.HasPrefix(doc, "\xff\xfe") {
+			report = string(utf16Bytes(report, false))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.html", i)), []byte(doc+report), 0o600))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	args := append(slices.Clone(chromiumFlags), "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--virtual-time-budget=60000", "--dump-dom", "file://"+filepath.Join(dir, "p0.html"))
+	out, err := exec.CommandContext(ctx, bin, args...).Output()
+	require.NoError(t, err)
+	m := regexp.MustCompile(`data-r="([A-Za-z0-9+/=]*)"`).FindSubmatch(out)
+	require.NotNil(t, m, "no result:\n%.1000s", out)
+	raw, err := base64.StdEncoding.DecodeString(string(m[1]))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	require.Len(t, lines, len(docs))
+	for i, doc := range docs {
+		var got [2]string
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &got))
+		p, err := Parse(strings.NewReader(doc), nil)
+		require.NoError(t, err)
+		assert.Equal(t, strings.ToLower(got[0]), p.Encoding, "encoding of page %d %.60q", i, doc)
+		assert.Equal(t, strings.Join(strings.Fields(got[1]), " "), p.Title, "title of page %d %.60q", i, doc)
+	}
+}
 
 func deref(s *string) string {
 	if s == nil {
