@@ -32,7 +32,7 @@ func TestNewRejectsOutOfRange(t *testing.T) {
 		{"per host gap", func(c *frontier.Config) { c.PerHostGap = time.Hour }, "PerHostGap", "0s..1m0s"},
 		{"negative pages", func(c *frontier.Config) { c.MaxPages = -1 }, "MaxPages", "0 (no limit) or more"},
 		{"negative depth", func(c *frontier.Config) { c.MaxDepth = -1 }, "MaxDepth", "0..1000"},
-		{"robots without token", func(c *frontier.Config) { c.Robots = &robots.Cache{} }, "RobotsToken", ""},
+		{"robots without tokens", func(c *frontier.Config) { c.Robots = &robots.Cache{} }, "RobotsTokens", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestAddOutcomes(t *testing.T) {
 	cfg.MaxPages = 6
 	cfg.MaxDepth = 2
 	cfg.Robots = &robots.Cache{}
-	cfg.RobotsToken = "CrawlCove-Crawler"
+	cfg.RobotsTokens = []string{"CrawlCove-Crawler"}
 	f, err := frontier.New(cfg)
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -50,7 +50,7 @@ func Example() {
 	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
 
 	cfg := frontier.DefaultConfig() // 500 pages, depth 5, 4 in flight, 300 ms gap
-	cfg.Robots, cfg.RobotsToken = rules, ua
+	cfg.Robots, cfg.RobotsTokens = rules, []string{ua}
 	cfg.Slowdown = slowdown
 	f, err := frontier.New(cfg)
 	if err != nil {
