@@ -263,4 +263,3 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 	c.n.Add(int64(bytes.Count(p, []byte("\n"))))
 	return len(p), nil
 }
-
