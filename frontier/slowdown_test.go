@@ -1,7 +1,6 @@
 package frontier_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -14,48 +13,6 @@ import (
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/testsite"
 )
-
-// An Acquire that gives up says which URL it was waiting for.
-func TestAcquireErrorNamesTheURL(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cfg := frontier.DefaultConfig()
-		cfg.MaxInFlight = 1
-		f, err := frontier.New(cfg)
-		require.NoError(t, err)
-		rel, err := f.Acquire(t.Context(), mustURL(t, "https://shop.example/a"))
-		require.NoError(t, err)
-		defer rel()
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		_, err = f.Acquire(ctx, mustURL(t, "https://user:secret@shop.example/b?q=1"))
-		require.Error(t, err)
-		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Contains(t, err.Error(), "https://user:xxxxx@shop.example/b?q=1")
-		assert.NotContains(t, err.Error(), "secret")
-	})
-}
-
-// depthLiar is a replacement Queue that returns items at the wrong depth.
-type depthLiar struct{ frontier.Queue }
-
-func (q depthLiar) Pop(host string) (frontier.Item, bool, error) {
-	it, ok, err := q.Queue.Pop(host)
-	it.Depth += 7
-	return it, ok, err
-}
-
-// A faulty replacement Queue makes Next fail with an error, not panic.
-func TestNextSurvivesAFaultyQueue(t *testing.T) {
-	cfg := frontier.DefaultConfig()
-	cfg.Queue = depthLiar{frontier.NewMemoryQueue()}
-	f, err := frontier.New(cfg)
-	require.NoError(t, err)
-	require.Equal(t, frontier.Queued, f.Add(context.Background(), "https://shop.example/", 0, "").Outcome)
-	_, _, err = f.NextAt(time.Now())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "https://shop.example/")
-	assert.Equal(t, 0, f.Stats().Out)
-}
 
 // The slowdown is run-wide, not per host: once a 429 from one host trips
 // it, starts on every host are 3 s apart and one request is in flight in
