@@ -557,3 +557,36 @@ func TestNextNeverHandsOutMoreThanTheInFlightLimit(t *testing.T) {
 		})
 	})
 }
+
+// The crawl loop of Example ends when its context does, even with URLs
+// still queued: Next returns the context's error at once, so the loop
+// never spins.
+func TestCrawlLoopEndsWhenCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := testsite.NewNetwork(t, testsite.InMemory)
+		site := net.Add("shop.test")
+		site.Route("/*", testsite.Response{Body: "page"})
+		client := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: net.Transport()}
+		cfg := frontier.DefaultConfig()
+		cfg.Client = client
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		addPages(t, f, site.URL(), 100, "p")
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		loops := 0
+		for {
+			loops++
+			it, err := f.Next(ctx)
+			if err != nil {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				break
+			}
+			_, err = client.Get(ctx, it.URL)
+			f.Done(it, err)
+		}
+		assert.Equal(t, 4, loops, "robots.txt at 0 (by Add), pages at 0.3, 0.6 and 0.9 s, then the deadline")
+		assert.Equal(t, 4, site.Total())
+		assert.Positive(t, f.Stats().Queued)
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/testsite"
 )
@@ -65,5 +66,35 @@ func TestSlowdownIsRunWideAcrossHosts(t *testing.T) {
 			prev = r
 		}
 		assert.Len(t, hosts, 2, "both hosts were crawled after the trip")
+	})
+}
+
+// The documented consequence of the slowdown for the retry that tripped
+// it: "Retry-After: 1" on a 429 means a retry 3 s later, the slowdown's
+// gap, not 1 s.
+func TestRetryAfterA429WaitsTheSlowdownGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := testsite.NewNetwork(t, testsite.InMemory)
+		site := net.Add("shop.test")
+		site.Robots("")
+		site.Route("/p", testsite.Response{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}},
+			testsite.Response{Body: "ok"})
+		client := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: net.Transport()}
+		cfg := frontier.DefaultConfig()
+		cfg.Client = client
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		require.Equal(t, frontier.Queued, f.Add(t.Context(), site.URL()+"/p", 0, "").Outcome)
+		it, err := f.Next(t.Context())
+		require.NoError(t, err)
+		res, err := client.Get(t.Context(), it.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, res.Status)
+		require.Len(t, res.Attempts, 2)
+		assert.Equal(t, time.Second, res.Attempts[1].Wait, "the wait Retry-After asked for")
+		reqs := site.Requests()
+		require.Len(t, reqs, 3)
+		assert.Equal(t, 3*time.Second, reqs[2].Time.Sub(reqs[1].Time), "the retry started 3 s after the 429")
+		assert.Equal(t, 2*time.Second, res.GateWait, "1 s of Retry-After, then 2 s more at the gate")
 	})
 }
