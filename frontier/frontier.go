@@ -130,7 +130,7 @@ func New(cfg Config) (*Frontier, error) {
 	c := cfg.Client
 	if c != nil {
 		if c.Gate != nil {
-			return nil, &ConfigError{Field: "Client.Gate", Value: "already set", Range: "nil (New makes the Frontier the client's gate)"}
+			return nil, &ConfigError{Field: "Client.Gate", Value: "already set (New makes the Frontier the client's gate: one client per Frontier)"}
 		}
 		switch {
 		case cfg.Slowdown == nil && c.Slowdown == nil:
@@ -138,7 +138,7 @@ func New(cfg Config) (*Frontier, error) {
 		case cfg.Slowdown == nil:
 			cfg.Slowdown = c.Slowdown
 		case c.Slowdown != nil && c.Slowdown != cfg.Slowdown:
-			return nil, &ConfigError{Field: "Slowdown", Value: "differs from Client.Slowdown", Range: "nil, or the same latch as Client.Slowdown"}
+			return nil, &ConfigError{Field: "Slowdown", Value: "differs from Client.Slowdown (one latch per run: set one of them, or both to the same)"}
 		}
 		if cfg.Robots == nil {
 			cfg.Robots = clientRobots{c}
@@ -206,6 +206,7 @@ func (r clientRobots) CheckAs(ctx context.Context, tokens []string, rawURL strin
 
 // resume rebuilds the counts from what a reopened PersistentQueue holds.
 func (f *Frontier) resume(rs ResumeState) error {
+	now := f.now().UnixNano()
 	for name, rh := range rs.Hosts {
 		if rh.Done < 0 || rh.Failed < 0 {
 			return fmt.Errorf("frontier: resuming the queue: host %s: negative done or failed count", name)
@@ -240,7 +241,9 @@ func (f *Frontier) resume(rs ResumeState) error {
 			}
 		}
 		if !rh.LastStart.IsZero() {
-			h.lastStart = rh.LastStart.UnixNano()
+			// Never later than now: a clock that went back (or a bad
+			// record) must not stall the crawl for longer than one gap.
+			h.lastStart = min(rh.LastStart.UnixNano(), now)
 			f.lastStart = max(f.lastStart, h.lastStart)
 		}
 		f.fixLocked(h)

@@ -102,7 +102,7 @@ type ResumeHost struct {
 	// return Stopped, as before the crash.
 	Stopped bool
 	// LastStart is the latest time passed to Started for the host; zero
-	// when none was recorded.
+	// when none was recorded. A time after New's now counts as now.
 	LastStart time.Time
 }
 

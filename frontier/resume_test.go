@@ -423,3 +423,19 @@ func testResumeKeepsStoppedHosts(t *testing.T) {
 	_, err = frontier.New(resumeConfig(nil, dead))
 	assert.ErrorIs(t, err, errDead)
 }
+
+// A recorded last start in the future (a clock that went back) costs at
+// most one gap, not the time until then.
+func TestResumeWithALastStartInTheFuture(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDisk()
+		d.last["shop.example"] = time.Now().Add(time.Hour)
+		f, err := frontier.New(resumeConfig(nil, &diskQueue{d: d}))
+		require.NoError(t, err)
+		start := time.Now()
+		rel, err := f.Acquire(t.Context(), mustURL(t, "https://shop.example/"))
+		require.NoError(t, err)
+		rel()
+		assert.Equal(t, frontier.DefaultGap, time.Since(start))
+	})
+}
