@@ -14,13 +14,18 @@ import (
 // survive a restart implements PersistentQueue as well.
 type Queue interface {
 	// Visit records a normalized URL as seen and reports whether it had
-	// been seen before. Every URL Add gets past the scope and depth checks
-	// is visited, queued or not (page limit, robots refusal, failure).
+	// been seen before. Every URL Add gets past the scope, depth and
+	// stopped-host checks is visited, whether it is then queued or not
+	// (page limit, robots refusal, failure); a URL queued is visited
+	// first, then pushed once its robots.txt check allows it.
 	Visit(url string) (seen bool, err error)
-	// Push appends it to the queue of it.Host. it.Lease is empty.
+	// Push appends it to the queue of it.Host (it.URL, it.Depth, it.From
+	// and it.Host are set; it.Lease is empty).
 	Push(it Item) error
-	// Pop removes and returns the shallowest, oldest item queued for
-	// host; ok is false when there is none.
+	// Pop removes and returns the shallowest item queued for host, the
+	// oldest first among equally deep ones; ok is false when there is
+	// none. It must return an item pushed at that depth: the Frontier
+	// keeps the counts per host and depth and refuses anything else.
 	Pop(host string) (it Item, ok bool, err error)
 	// Drop removes every item queued for host and returns how many
 	// (StopHost). Items Pop handed out are not affected.
@@ -41,12 +46,23 @@ type Queue interface {
 // least once, and only items in flight at the crash are fetched twice.
 // Drop removes the queued items of a host and records the host as stopped.
 //
-// Each method must be atomic and durable by the time it returns (or at
-// least ordered: a crash may lose a suffix of the calls, never apply a
-// later one without an earlier one), since the Frontier's counts are
-// rebuilt from it. Batching writes in transactions is the
-// implementation's choice; Started, called for every request, is meant to
-// be kept in memory and written with the next durable write.
+// The seen set is durable only through Push: after a restart the URLs
+// seen are exactly those of the items ever pushed (queued, leased,
+// acknowledged or dropped). A URL visited and not pushed — refused by
+// robots.txt, past the page limit, or between its Visit and its Push when
+// the process died — must be forgotten, so it is added again when the page
+// linking to it is fetched again (that page was not acknowledged: the
+// crawl loop calls Done after adding a page's links). Keep such visits in
+// memory only. (Remembering them would lose the URL whose Add the crash
+// cut short; a refused URL added again is refused again.)
+//
+// Calls must be applied in order and each atomically: a crash may lose a
+// suffix of the calls, never keep a later one without an earlier one
+// (Ack of a page after the Pushes of its links). Writing each call in its
+// own transaction or batching several per transaction are both fine.
+// Started, called for every request, is meant to be kept in memory and
+// written with the next write; losing the last value only shortens the
+// wait after a resume.
 //
 // Resuming: open the store, pass it as Config.Queue to New (which calls
 // Resume before anything else), Add the start URLs again (they come back

@@ -2,12 +2,14 @@ package frontier_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/testsite"
+	"github.com/politecrawl/polite/robots"
 )
 
 // disk is what a persistent store keeps. It outlives the Frontier and the
@@ -28,8 +31,8 @@ import (
 type disk struct {
 	mu      sync.Mutex
 	seq     int
-	items   []*diskItem // in push order
-	seen    map[string]bool
+	items   []*diskItem     // in push order
+	pushed  map[string]bool // URLs of items: the durable part of the seen set
 	stopped map[string]bool
 	last    map[string]time.Time
 }
@@ -51,7 +54,7 @@ type diskItem struct {
 }
 
 func newDisk() *disk {
-	return &disk{seen: map[string]bool{}, stopped: map[string]bool{}, last: map[string]time.Time{}}
+	return &disk{pushed: map[string]bool{}, stopped: map[string]bool{}, last: map[string]time.Time{}}
 }
 
 var errDead = errors.New("the process that opened this queue is dead")
@@ -61,8 +64,9 @@ var errDead = errors.New("the process that opened this queue is dead")
 // is one committed transaction. After crash, nothing the handle does
 // reaches the disk any more.
 type diskQueue struct {
-	d    *disk
-	dead atomic.Bool
+	d       *disk
+	dead    atomic.Bool
+	visited map[string]bool // seen by this process and not pushed: forgotten at a crash
 }
 
 func (q *diskQueue) crash() { q.dead.Store(true) }
@@ -81,9 +85,14 @@ func (q *diskQueue) Visit(u string) (bool, error) {
 		return false, err
 	}
 	defer d.mu.Unlock()
-	seen := d.seen[u]
-	d.seen[u] = true
-	return seen, nil
+	if d.pushed[u] || q.visited[u] {
+		return true, nil
+	}
+	if q.visited == nil {
+		q.visited = map[string]bool{}
+	}
+	q.visited[u] = true
+	return false, nil
 }
 
 func (q *diskQueue) Push(it frontier.Item) error {
@@ -94,6 +103,7 @@ func (q *diskQueue) Push(it frontier.Item) error {
 	defer d.mu.Unlock()
 	d.seq++
 	d.items = append(d.items, &diskItem{it: it, seq: d.seq})
+	d.pushed[it.URL] = true
 	return nil
 }
 
@@ -234,6 +244,12 @@ func treeSite(n *testsite.Network) *testsite.Site {
 // crashAfter items are Done: then it takes one more item, fetches it, adds
 // its links and "crashes" before Done, as kill -9 would.
 func crawlUntil(t *testing.T, f *frontier.Frontier, client *fetch.Client, crashAfter int) {
+	crawlUntilDead(t, f, client, crashAfter, nil)
+}
+
+// crawlUntilDead is crawlUntil that also stops, as a killed process does,
+// as soon as q is dead.
+func crawlUntilDead(t *testing.T, f *frontier.Frontier, client *fetch.Client, crashAfter int, q *diskQueue) {
 	t.Helper()
 	ctx := t.Context()
 	for done := 0; ; done++ {
@@ -249,6 +265,9 @@ func crawlUntil(t *testing.T, f *frontier.Frontier, client *fetch.Client, crashA
 			page, _ := htmlx.Parse(bytes.NewReader(res.Body), base)
 			for _, l := range page.Links {
 				f.Add(ctx, l.URL, it.Depth+1, it.URL)
+				if q != nil && q.dead.Load() {
+					return
+				}
 			}
 		}
 		if done == crashAfter {
@@ -437,5 +456,50 @@ func TestResumeWithALastStartInTheFuture(t *testing.T) {
 		require.NoError(t, err)
 		rel()
 		assert.Equal(t, frontier.DefaultGap, time.Since(start))
+	})
+}
+
+// crashingRobots answers like the client's robots cache and kills the
+// process (its queue) while checking the URL ending in at: the crash comes
+// between the Add's Visit and its Push.
+type crashingRobots struct {
+	c  *fetch.Client
+	at string
+	q  *diskQueue
+}
+
+func (r crashingRobots) CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error) {
+	if strings.HasSuffix(rawURL, r.at) {
+		r.q.crash()
+	}
+	return r.c.RobotsCache().CheckAs(ctx, tokens, rawURL)
+}
+
+// A URL whose Add was cut by the crash (seen, not yet queued) is not lost:
+// a visit is durable only with its push, so the page that linked to it,
+// fetched again after the resume, queues it again.
+func TestResumeAfterACrashMidAdd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := testsite.NewNetwork(t, testsite.InMemory)
+		site := treeSite(n)
+		d := newDisk()
+		q1 := &diskQueue{d: d}
+		c1 := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: n.Transport()}
+		cfg := resumeConfig(c1, q1)
+		cfg.Robots = crashingRobots{c: c1, at: "/p3-1", q: q1}
+		f1, err := frontier.New(cfg)
+		require.NoError(t, err)
+		f1.Add(t.Context(), site.URL()+"/", 0, "")
+		crawlUntilDead(t, f1, c1, -1, q1)
+		require.True(t, q1.dead.Load())
+		require.Zero(t, site.Count("/p3-1"))
+
+		c2 := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: n.Transport()}
+		f2, err := frontier.New(resumeConfig(c2, &diskQueue{d: d}))
+		require.NoError(t, err)
+		crawlUntil(t, f2, c2, -1)
+		assert.Equal(t, 1, site.Count("/p3-1"), "queued again when /p3 was fetched again")
+		assert.Equal(t, 2, site.Count("/p3"), "/p3 was in flight at the crash")
+		assert.Len(t, pathsSeen(site), 1+5+14)
 	})
 }
