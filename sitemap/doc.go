@@ -115,4 +115,8 @@
 // image extensions: 1.05 / 1.03 MiB); it grows only with the entries
 // returned, ~20 bytes each for duplicate detection (64-bit hashes), bounded
 // by MaxEntries (200,000 entries with the limit raised: 4.05 MiB).
+// Re-measured after the not-a-sitemap check for text documents (5 runs
+// interleaved with the previous code, loaded machine): urlset 271 MB/s, text
+// 258 MB/s per CPU second, no significant change (p > 0.5), the same
+// allocations.
 package sitemap
