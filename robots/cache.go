@@ -259,6 +259,11 @@ type Store interface {
 // again. Fetching anyway would break the one-request promise for the whole
 // fleet just when its store is in trouble, and an Unreachable answer would
 // make crawlers stop a site for a fault that is not the site's.
+//
+// One case is left to each process: with Cache.KeepStale, an unreachable
+// refresh is not saved (the Store keeps the last good copy for the others),
+// so while a site's robots.txt keeps failing, each process re-checks it
+// itself, once per Recheck.
 type Locker interface {
 	Lock(ctx context.Context, authority string) (unlock func(), err error)
 }
