@@ -89,8 +89,9 @@ type Client struct {
 	Now func() time.Time
 	// Logger receives the decision events fetch.disallowed,
 	// fetch.redirect_refused, fetch.retry and slowdown.tripped (see the
-	// package doc). nil means silent; a logger whose handler is not enabled
-	// for a level costs no allocation.
+	// package doc), and those of the private robots cache (robots.fetch,
+	// robots.decision). nil means silent; a logger whose handler is not
+	// enabled for a level costs no allocation.
 	Logger *slog.Logger
 
 	once sync.Once
@@ -163,12 +164,51 @@ func (c *Client) RobotsCache() *robots.Cache {
 }
 
 // private returns the client's own robots cache. Its transport reads the
-// client's gate, policy and slowdown at request time.
+// client's gate, policy and slowdown at request time, and its events
+// (robots.fetch, robots.decision) go to the client's Logger as it is when
+// they happen.
 func (c *Client) private() *robots.Cache {
 	c.privOnce.Do(func() {
-		c.priv = &robots.Cache{Client: &http.Client{Transport: c.PoliteTransport()}, Now: c.Now}
+		c.priv = &robots.Cache{
+			Client: &http.Client{Transport: c.PoliteTransport()},
+			Now:    c.Now,
+			Logger: slog.New(clientHandler{c}),
+		}
 	})
 	return c.priv
+}
+
+// clientHandler hands records to the client's Logger as it is at that
+// moment, so the private robots cache logs through a Logger set after the
+// cache was made. It is silent while the client has none.
+type clientHandler struct{ c *Client }
+
+func (h clientHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	l := h.c.Logger
+	return l != nil && l.Handler().Enabled(ctx, level)
+}
+
+func (h clientHandler) Handle(ctx context.Context, r slog.Record) error {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().Handle(ctx, r)
+	}
+	return nil
+}
+
+// WithAttrs and WithGroup bind to the Logger of the moment; the cache
+// does not use them.
+func (h clientHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().WithAttrs(attrs)
+	}
+	return slog.DiscardHandler
+}
+
+func (h clientHandler) WithGroup(name string) slog.Handler {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().WithGroup(name)
+	}
+	return slog.DiscardHandler
 }
 
 // robots returns the checker in use now.

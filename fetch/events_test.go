@@ -256,12 +256,14 @@ func TestDisabledLoggerAllocatesNothing(t *testing.T) {
 
 	// The same calls with a Debug logger emit every event: the counts above
 	// measured paths that log.
-	var debug lineCounter
-	c := &fetch.Client{UserAgent: testUA, Transport: &scriptedTransport{}, Slowdown: &backoff.Slowdown{},
-		Logger: slog.New(slog.NewJSONHandler(&debug, &slog.HandlerOptions{Level: slog.LevelDebug})), Gate: openGate{}}
+	logger, log := newEventLog()
+	c := &fetch.Client{UserAgent: testUA, Transport: &scriptedTransport{}, Slowdown: &backoff.Slowdown{}, Logger: logger, Gate: openGate{}}
 	eventfulGets(c)
 	eventfulGets(c)
-	assert.Equal(t, int64(1+2*3), debug.n.Load(), "slowdown.tripped once; retry, disallowed, redirect_refused each time")
+	assert.Len(t, log.events(t, fetch.EventSlowdownTripped), 1)
+	for _, ev := range []string{fetch.EventRetry, fetch.EventDisallowed, fetch.EventRedirectRefused} {
+		assert.Len(t, log.events(t, ev), 2, ev)
+	}
 }
 
 // lineCounter counts the lines a handler writes.
@@ -270,4 +272,35 @@ type lineCounter struct{ n atomic.Int64 }
 func (c *lineCounter) Write(p []byte) (int, error) {
 	c.n.Add(int64(bytes.Count(p, []byte("\n"))))
 	return len(p), nil
+}
+
+// The private robots cache logs its events through the client's Logger,
+// even one set after the cache was made.
+func TestPrivateRobotsCacheLogsThroughTheClientLogger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := testsite.NewNetwork(t, testsite.InMemory)
+		a := n.Add("a.test")
+		a.Robots("User-agent: *\nDisallow: /private/\n")
+		c := newClient(n, nil)
+		rc := c.RobotsCache() // made without a logger
+		_, err := rc.Check(t.Context(), "bot", "http://a.test/")
+		require.NoError(t, err) // nothing logged: the client has no Logger yet
+		logger, log := newEventLog()
+		c.Logger = logger
+		_, err = c.Get(t.Context(), "http://a.test/private/x")
+		require.ErrorIs(t, err, fetch.ErrDisallowed)
+		decisions := log.events(t, "robots.decision")
+		require.Len(t, decisions, 1)
+		assert.Equal(t, "disallowed", decisions[0]["outcome"])
+		assert.Equal(t, "http://a.test/private/x", decisions[0]["url"])
+		assert.Empty(t, log.events(t, "robots.fetch"), "robots.txt was fetched before the Logger was set")
+
+		c2 := newClient(n, nil)
+		c2.Logger = logger
+		_, err = c2.Get(t.Context(), "http://a.test/")
+		require.NoError(t, err)
+		fetches := log.events(t, "robots.fetch")
+		require.Len(t, fetches, 1)
+		assert.Equal(t, "http://a.test/robots.txt", fetches[0]["robots_url"])
+	})
 }
