@@ -223,6 +223,8 @@ type parser struct {
 	templates int       // open <template> elements: their content is inert
 	form      bool      // the standard's form element pointer is set: a nested <form> is ignored
 	tag       uint32    // hash of the current tag's name (tagName)
+	cl        class     // class of the current HTML start tag
+	cdata     bool      // the tokenizer reads CDATA sections (in SVG and MathML)
 	hidden    int       // open SVG/MathML elements whose text is not visible
 	skip      atom.Atom // raw-text element whose content is not visible text
 	inTitle   bool
@@ -249,8 +251,10 @@ func (p *parser) run() error {
 	for {
 		if !p.noscript {
 			// CDATA sections exist only in SVG and MathML.
-			e := p.top()
-			p.z.AllowCDATA(e != nil && e.ns != nsHTML)
+			if e := p.top(); (e != nil && e.ns != nsHTML) != p.cdata {
+				p.cdata = !p.cdata
+				p.z.AllowCDATA(p.cdata)
+			}
 		}
 		tt := p.z.Next()
 		switch tt {
@@ -288,34 +292,41 @@ func tagAtom(raw []byte) atom.Atom {
 }
 
 // tagName returns the atom of the element name of a raw start or end tag
-// (0 for names that have none) and an FNV-1a hash of the lower-cased name,
-// which tells unknown elements (custom elements, most SVG names) apart.
+// and, for names without one (custom elements, most SVG names), an FNV-1a
+// hash of the lower-cased name, which tells them apart.
 func tagName(raw []byte) (atom.Atom, uint32) {
 	var buf [16]byte // longer than any element this package acts on
-	h := uint32(2166136261)
 	i := 1
 	if i < len(raw) && raw[i] == '/' {
 		i++
 	}
-	n := 0
+	start, n := i, 0
 	for ; i < len(raw); i++ {
 		c := raw[i]
 		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
 			break
 		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		h = (h ^ uint32(c)) * 16777619
 		if n < len(buf) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
 			buf[n] = c
 		}
 		n++
 	}
-	if n > len(buf) {
-		return 0, h
+	if n <= len(buf) {
+		if a := atom.Lookup(buf[:n]); a != 0 {
+			return a, 0
+		}
 	}
-	return atom.Lookup(buf[:n]), h
+	h := uint32(2166136261)
+	for _, c := range raw[start:i] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return 0, h
 }
 
 // attrs reads the attributes the parser cares about.
@@ -428,7 +439,7 @@ func (p *parser) foreignElement(name atom.Atom, selfClosing bool) {
 	if name == atom.A || name == atom.AnnotationXml || name == atom.Font {
 		a = p.readAttrs()
 	}
-	if breakout(name) || name == atom.Font && a.font {
+	if classOf(name)&cBreakout != 0 || name == atom.Font && a.font {
 		p.popToHTML()
 		p.htmlElement(name, selfClosing)
 		return
@@ -458,6 +469,7 @@ func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
 	if name == atom.Image {
 		name = atom.Img // the standard reads <image> as <img>
 	}
+	p.cl = classOf(name)
 	var a attrs
 	if wantsAttrs(name) {
 		a = p.readAttrs()
@@ -490,7 +502,7 @@ func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
 			p.element(name, a)
 		}
 	}
-	if p.startStructure(name, selfClosing) && isBlock(name) {
+	if p.startStructure(name, p.cl, selfClosing) && p.cl&cBlock != 0 {
 		p.boundary()
 	}
 }
@@ -571,7 +583,7 @@ func (p *parser) end(name atom.Atom) {
 	case e != nil && e.ns != nsHTML:
 		sep = p.endForeign(name)
 	default:
-		sep = p.endStructure(name)
+		sep = p.endStructure(name, classOf(name))
 	}
 	if sep {
 		p.boundary()
@@ -838,7 +850,6 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 		add = links(len(p.links))
 	case len(p.links) > 0:
 		pg.Links = make([]Link, 0, len(p.links))
-		add = func(l Link) { pg.Links = append(pg.Links, l) }
 	}
 	for i := range p.links {
 		rl := &p.links[i]
@@ -850,14 +861,19 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 		case skipped:
 			continue
 		}
-		add(Link{
+		l := Link{
 			URL:      u,
 			Raw:      rl.raw,
 			Text:     linkText(rl, p.arena, p.opt.MaxTextBytes),
 			Rel:      rl.rel,
 			Nofollow: nofollow(rl.rel),
 			Tag:      rl.tag,
-		})
+		}
+		if add != nil {
+			add(l)
+		} else {
+			pg.Links = append(pg.Links, l)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ const (
 // elem is an open element.
 type elem struct {
 	a     atom.Atom
+	cl    class  // classOf(a) for HTML elements; cSpecial for SVG/MathML integration points
 	name  uint32 // hash of the lower-cased name (tagName), which tells elements without an atom apart
 	ns    namespace
 	flags uint8
@@ -57,6 +58,12 @@ func (p *parser) push(e elem) {
 		return
 	}
 	e.link, e.slot, e.name = -1, -1, p.tag
+	switch {
+	case e.ns == nsHTML:
+		e.cl = p.cl
+	case e.ns == nsMath && (mathTextIP(e.a) || e.a == atom.AnnotationXml), e.ns == nsSVG && svgHTMLIP(e.a):
+		e.cl = cSpecial
+	}
 	if e.ns == nsHTML {
 		switch e.a {
 		case atom.Template:
@@ -177,7 +184,7 @@ func (e *elem) limits(s scope) bool {
 func (p *parser) inScope(s scope, a atom.Atom) int {
 	for i := len(p.stack) - 1; i >= 0; i-- {
 		e := &p.stack[i]
-		if e.ns == nsHTML && (e.a == a || a == anyHeading && isHeading(e.a)) {
+		if e.ns == nsHTML && (e.a == a || a == anyHeading && e.cl&cHeading != 0) {
 			return i
 		}
 		if e.limits(s) {
@@ -265,14 +272,11 @@ func breakout(a atom.Atom) bool {
 
 // special reports the standard's "special" elements, which stop the
 // search of an unmatched end tag.
-func (e *elem) special() bool {
-	switch e.ns {
-	case nsMath:
-		return mathTextIP(e.a) || e.a == atom.AnnotationXml
-	case nsSVG:
-		return svgHTMLIP(e.a)
-	}
-	switch e.a {
+func (e *elem) special() bool { return e.cl&cSpecial != 0 }
+
+// specialHTML reports the HTML elements of the "special" category.
+func specialHTML(a atom.Atom) bool {
+	switch a {
 	case atom.Address, atom.Applet, atom.Area, atom.Article, atom.Aside, atom.Base, atom.Basefont,
 		atom.Bgsound, atom.Blockquote, atom.Body, atom.Br, atom.Button, atom.Caption, atom.Center,
 		atom.Col, atom.Colgroup, atom.Dd, atom.Details, atom.Dir, atom.Div, atom.Dl, atom.Dt,
@@ -354,7 +358,7 @@ func (p *parser) closeP() {
 // startStructure updates the stack for an HTML start tag (other than the
 // raw-text elements, which the tokenizer ends by itself). It reports false
 // for a start tag that tree construction ignores.
-func (p *parser) startStructure(name atom.Atom, selfClosing bool) bool {
+func (p *parser) startStructure(name atom.Atom, cl class, selfClosing bool) bool {
 	switch {
 	case name == atom.Svg || name == atom.Math:
 		if !selfClosing {
@@ -367,9 +371,9 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) bool {
 		return true
 	case name == atom.Html || name == atom.Head || name == atom.Body || name == atom.Frameset || name == atom.Frame:
 		return false // merged into the existing element or, in a page with content, ignored
-	case isHeading(name):
+	case cl&cHeading != 0:
 		p.closeP()
-		if e := p.top(); e != nil && e.ns == nsHTML && isHeading(e.a) {
+		if e := p.top(); e != nil && e.ns == nsHTML && e.cl&cHeading != 0 {
 			p.popTo(len(p.stack) - 1)
 		}
 	case name == atom.Li || name == atom.Dd || name == atom.Dt:
@@ -403,7 +407,7 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) bool {
 		if e := p.top(); e != nil && e.ns == nsHTML && e.a == atom.Option {
 			p.popTo(len(p.stack) - 1)
 		}
-	case tablePart(name):
+	case cl&cTablePart != 0:
 		t := p.inScope(scopeTable, atom.Table)
 		if t < 0 {
 			return false // outside a table these start tags are ignored
@@ -424,10 +428,10 @@ func (p *parser) startStructure(name atom.Atom, selfClosing bool) bool {
 		}
 		p.closeP()
 		p.form = p.templates == 0
-	case closesP(name):
+	case cl&cClosesP != 0:
 		p.closeP()
 	}
-	if !void(name) {
+	if cl&cVoid == 0 {
 		p.push(elem{a: name})
 	}
 	return true
@@ -446,11 +450,10 @@ func endsTablePart(name, a atom.Atom) bool {
 	return tablePart(a)
 }
 
-func marker(e *elem) bool {
-	if e.ns != nsHTML {
-		return false
-	}
-	switch e.a {
+func marker(e *elem) bool { return e.ns == nsHTML && e.cl&cMarker != 0 }
+
+func markerHTML(a atom.Atom) bool {
+	switch a {
 	case atom.Applet, atom.Object, atom.Marquee, atom.Template, atom.Td, atom.Th, atom.Caption:
 		return true
 	}
@@ -474,7 +477,7 @@ func (p *parser) adopt(i int) {
 // endStructure updates the stack for an HTML end tag and reports whether
 // it separates words: a block element's end tag that closed something,
 // </p> (which, unmatched, makes an empty paragraph) and </br> (read as <br>).
-func (p *parser) endStructure(name atom.Atom) bool {
+func (p *parser) endStructure(name atom.Atom, cl class) bool {
 	switch {
 	case name == atom.Body || name == atom.Html || name == atom.Head:
 		return false
@@ -485,9 +488,9 @@ func (p *parser) endStructure(name atom.Atom) bool {
 		return true
 	case name == atom.Li:
 		return p.closeInScope(scopeListItem, atom.Li)
-	case isHeading(name):
+	case cl&cHeading != 0:
 		return p.closeInScope(scopeDefault, anyHeading)
-	case closedInScope(name):
+	case cl&cClosedInScope != 0:
 		return p.closeInScope(scopeDefault, name)
 	case name == atom.Form:
 		// The form is taken off the stack; what it contains stays open
@@ -516,9 +519,9 @@ func (p *parser) endStructure(name atom.Atom) bool {
 			}
 		}
 		return false
-	case name == atom.Table || tablePart(name):
+	case name == atom.Table || cl&cTablePart != 0:
 		return p.closeInScope(scopeTable, name)
-	case formatting(name):
+	case cl&cFormatting != 0:
 		for i := len(p.stack) - 1; i >= 0; i-- {
 			e := &p.stack[i]
 			if e.ns == nsHTML && e.a == name {
@@ -537,7 +540,7 @@ func (p *parser) endStructure(name atom.Atom) bool {
 		e := &p.stack[i]
 		if e.ns == nsHTML && p.is(e, name) {
 			p.popTo(i)
-			return isBlock(name)
+			return cl&cBlock != 0
 		}
 		if e.special() {
 			return false
@@ -558,7 +561,7 @@ func (p *parser) closeInScope(s scope, a atom.Atom) bool {
 func (p *parser) endForeign(name atom.Atom) bool {
 	if name == atom.Br || name == atom.P {
 		p.popToHTML()
-		return p.endStructure(name)
+		return p.endStructure(name, classOf(name))
 	}
 	for i := len(p.stack) - 1; i >= 0; i-- {
 		if p.is(&p.stack[i], name) {
@@ -569,5 +572,5 @@ func (p *parser) endForeign(name atom.Atom) bool {
 			break
 		}
 	}
-	return p.endStructure(name)
+	return p.endStructure(name, classOf(name))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html/atom"
 )
 
 // Headings end where a browser's tree construction ends them.
@@ -116,4 +117,17 @@ func TestForeignContent(t *testing.T) {
 	assert.Equal(t, "inner", p.Title, "an HTML <title> in an HTML integration point is the document's (Chromium agrees)")
 	assert.Equal(t, 2, p.TitleCount, "the <svg> title is not counted")
 	assert.Equal(t, sum("Icon html fo x"), p.TextHash, "svg style, title and desc text is not shown")
+}
+
+// The class table answers as the rules it caches, for the names of HTML
+// and for names it does not hold.
+func TestClassTable(t *testing.T) {
+	names := append(strings.Fields(elementNames), "href", "foreignobject", "mi", "annotation-xml", "x-custom")
+	for _, name := range names {
+		a := atom.Lookup([]byte(name))
+		assert.Equal(t, computeClass(a), classOf(a), name)
+	}
+	assert.NotZero(t, classOf(atom.Div)&cBlock)
+	assert.NotZero(t, classOf(atom.H3)&cHeading)
+	assert.Zero(t, classOf(atom.Abbr))
 }
