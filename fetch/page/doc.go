@@ -107,4 +107,16 @@
 //
 // The tests check the fields against Chromium's DOM and fuzz them against
 // golang.org/x/net/html.Parse.
+//
+// # Performance
+//
+// On a 97,855-byte shop category page (1,129 links, 5,016 words; go test
+// -bench . -benchmem ./fetch/page ./internal/htmlx, CPU time per op on a
+// shared 2-core machine, Go 1.26): about 1.7 ms of CPU per page (≈ 56 MB/s
+// per core), 802 KiB and 12,580 allocations, against 2.0 ms, 830 KiB and
+// 23,700 allocations for html.Parse building the DOM of the same page
+// without extracting anything. The public API adds 0.6 KiB and 5
+// allocations to internal/htmlx (links are written into page.Link
+// directly) and no measurable time; keeping the stack of open elements
+// costs about 5% over the previous extractor, which did not.
 package page
