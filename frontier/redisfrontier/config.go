@@ -107,7 +107,9 @@ func DefaultConfig(crawl string) Config {
 }
 
 func (c *Config) validate() error {
-	bad := func(field string, v any, r string) error { return &frontier.ConfigError{Field: field, Value: v, Range: r} }
+	bad := func(field string, v any, r string) error {
+		return &frontier.ConfigError{Field: field, Value: v, Range: r}
+	}
 	if c.Crawl == "" || strings.Trim(c.Crawl, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
 		return bad("Crawl", fmt.Sprintf("%q", c.Crawl), "letters, digits and -_. (not empty)")
 	}

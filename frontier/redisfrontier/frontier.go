@@ -881,9 +881,15 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 			return nil, fmt.Errorf("redisfrontier: waiting to request %s: %w", u.Redacted(), err)
 		}
 		if res[0] == "OK" {
-			if !waited.IsZero() && f.log != nil && f.log.Enabled(ctx, slog.LevelDebug) {
-				f.log.LogAttrs(ctx, slog.LevelDebug, "frontier.gate_wait", slog.String("url", u.Redacted()),
-					slog.String("host", host), slog.Duration("wait", time.Since(waited)))
+			if f.log != nil && f.log.Enabled(ctx, slog.LevelDebug) {
+				if !waited.IsZero() {
+					f.log.LogAttrs(ctx, slog.LevelDebug, "frontier.gate_wait", slog.String("url", u.Redacted()),
+						slog.String("host", host), slog.Duration("wait", time.Since(waited)))
+				}
+				// The fleet's audit trail: when the gate let each request
+				// start, on the Redis server's clock.
+				f.log.LogAttrs(ctx, slog.LevelDebug, "redisfrontier.admit", slog.String("url", u.Redacted()),
+					slog.String("site", unit), slog.Int64("at_us", toInt(res[1])))
 			}
 			f.mu.Lock()
 			f.slots[slot] = shard

@@ -245,11 +245,11 @@ return finish({'OK', now})
 `
 
 // updateScript adds URLs and then, optionally, finishes an item: the links
-// of a page and its Done in one call. ARGV[7] done lease id ('' for none),
+// of a page and its Done in one call. ARGV[7] done lease id (” for none),
 // [8] '1' if the item failed, [9] number of URLs, then 8 fields per URL:
 // unit, host, url, depth, from, hash (int64 decimal), hash low bits,
 // robots ('A' allowed or not asked, 'D' disallowed, 'U' unreachable, '?'
-// not asked yet). Reply: {'OK', done ('OK'|'LOST'|''), code per URL...}
+// not asked yet). Reply: {'OK', done ('OK'|'LOST'|”), code per URL...}
 // where a code is an Outcome, or -1 - maxdepth when robots.txt must be
 // asked first (the unit is a site this worker did not know); done is then
 // 'DEFER' and the item stays out until the call that adds those URLs.
@@ -416,7 +416,7 @@ wake = true
 return finish({'OK', removed})
 `
 
-// tripScript trips the slowdown latch: the shard's (ARGV[7] = '') or one
+// tripScript trips the slowdown latch: the shard's (ARGV[7] = ”) or one
 // unit's. ARGV[8] the URL that tripped it. Reply: {'OK', 1 if this call
 // tripped it}.
 const tripScript = `
