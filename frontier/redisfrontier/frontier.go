@@ -52,8 +52,8 @@ type Frontier struct {
 	mu       sync.Mutex
 	sites    map[string]Limits   // units known to be sites
 	notSites map[string]struct{} // units known not to be sites (cleared when a site registers)
-	leases   map[string]int      // item lease ids held -> shard
-	byURL    map[string][]string // URL -> lease ids held (Item has no lease field yet)
+	leases   map[string]int      // item leases held, "shard/id" (ids are per shard) -> shard
+	byURL    map[string][]string // URL -> leases held (Item has no lease field yet)
 	slots    map[string]int      // slot ids held -> shard
 	pending  [][]string          // slot ids released, per shard, not yet sent
 	drops    map[frontier.Outcome]int
@@ -257,7 +257,8 @@ func (f *Frontier) renew(ctx context.Context) {
 	type ids struct{ items, slots []string }
 	by := make([]ids, len(f.tags))
 	f.mu.Lock()
-	for id, s := range f.leases {
+	for key, s := range f.leases {
+		_, id, _ := strings.Cut(key, "/")
 		by[s].items = append(by[s].items, id)
 	}
 	for id, s := range f.slots {
@@ -505,9 +506,10 @@ func (f *Frontier) item(shard int, res []any) frontier.Item {
 	entry, _ := res[4].(string)
 	u, from, _ := strings.Cut(entry, "\x00")
 	it := frontier.Item{URL: u, Depth: depth, From: from, Host: urlnorm.Host(u)}
+	key := strconv.Itoa(shard) + "/" + id
 	f.mu.Lock()
-	f.leases[id] = shard
-	f.byURL[u] = append(f.byURL[u], id)
+	f.leases[key] = shard
+	f.byURL[u] = append(f.byURL[u], key)
 	f.mu.Unlock()
 	return it
 }
@@ -520,14 +522,15 @@ func (f *Frontier) takeLease(it frontier.Item) (string, int, bool) {
 	if len(ids) == 0 {
 		return "", 0, false
 	}
-	id := ids[0]
+	key := ids[0]
 	if len(ids) == 1 {
 		delete(f.byURL, it.URL)
 	} else {
 		f.byURL[it.URL] = ids[1:]
 	}
-	s := f.leases[id]
-	delete(f.leases, id)
+	s := f.leases[key]
+	delete(f.leases, key)
+	_, id, _ := strings.Cut(key, "/")
 	return id, s, true
 }
 
