@@ -20,7 +20,7 @@ import (
 // makeSites starts n loopback sites with the same small tree each: a home
 // page linking to four sections of two pages each, a disallowed path and
 // a link into the next site.
-func makeSites(t *testing.T, n int, delay time.Duration) []*testsite.Site {
+func makeSites(t testing.TB, n int, delay time.Duration) []*testsite.Site {
 	sites := make([]*testsite.Site, n)
 	for i := range sites {
 		sites[i] = testsite.New(t)
@@ -52,7 +52,7 @@ func startURLs(sites []*testsite.Site) []string {
 }
 
 // pagesBySite turns fetched URLs into "site index + path" keys.
-func pagesBySite(t *testing.T, sites []*testsite.Site, pages []fetched) []string {
+func pagesBySite(t testing.TB, sites []*testsite.Site, pages []fetched) []string {
 	var keys []string
 	for _, p := range pages {
 		found := false

@@ -604,6 +604,25 @@ func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from strin
 	return res[0]
 }
 
+// AddAll is Add for many URLs found on one page at the same depth, in one
+// Redis round trip per shard they fall in (one with one shard). The
+// results are in the order of rawURLs.
+func (f *Frontier) AddAll(ctx context.Context, rawURLs []string, depth int, from string) []frontier.AddResult {
+	if depth == 0 {
+		res := make([]frontier.AddResult, len(rawURLs))
+		for i, u := range rawURLs {
+			res[i] = f.Add(ctx, u, 0, from)
+		}
+		return res
+	}
+	ls := make([]link, len(rawURLs))
+	for i, u := range rawURLs {
+		ls[i] = link{raw: u, depth: depth, from: from}
+	}
+	res, _ := f.addAll(ctx, ls, nil)
+	return res
+}
+
 // AddSite adds startURL as the start of a site (its host and www/apex
 // twin) with its own limits. The first registration of a site in the
 // crawl fixes its limits; later ones keep them.
