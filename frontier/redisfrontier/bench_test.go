@@ -18,7 +18,7 @@ import (
 
 // commandCalls sums the server's command counts (scripts' inner commands
 // included) from INFO commandstats.
-func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, scripts int64) {
+func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, scriptUS int64) {
 	info, err := redistest.Info(ctx, rdb, "commandstats")
 	require.NoError(b, err)
 	for k, v := range info {
@@ -26,22 +26,25 @@ func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, s
 		if !ok {
 			continue
 		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
+		calls, rest, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
 		n, _ := strconv.ParseInt(calls, 10, 64)
 		switch name {
 		case "evalsha", "eval":
-			scripts += n
+			usec, _, _ := strings.Cut(strings.TrimPrefix(rest, "usec="), ",")
+			us, _ := strconv.ParseInt(usec, 10, 64)
+			scriptUS += us
 		case "info", "ping", "client|setinfo", "config|get", "subscribe", "hello":
 			continue
 		}
 		ops += n
 	}
-	return ops, scripts
+	return ops, scriptUS
 }
 
 // BenchmarkCrawlPage crawls a 20-site fleet (13 pages each, robots.txt
 // disallowing one link, a link to the next site) with one worker of 4
-// goroutines and reports Redis round trips and operations per page.
+// goroutines and reports Redis round trips, operations (commands run,
+// those inside scripts included) and server time in scripts per page.
 func BenchmarkCrawlPage(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
@@ -54,14 +57,15 @@ func BenchmarkCrawlPage(b *testing.B) {
 		for _, s := range startURLs(sites) {
 			w.f.Add(ctx, s, 0, "")
 		}
-		ops0, _ := commandCalls(b, ctx, rdb)
+		ops0, us0 := commandCalls(b, ctx, rdb)
 		rt0 := w.f.RoundTrips()
 		b.StartTimer()
 		var n int
 		var mu sync.Mutex
 		require.NoError(b, w.crawl(ctx, 4, func(fetched) { mu.Lock(); n++; mu.Unlock() }))
 		b.StopTimer()
-		ops1, _ := commandCalls(b, ctx, rdb)
+		ops1, us1 := commandCalls(b, ctx, rdb)
+		b.ReportMetric(float64(us1-us0)/float64(n), "redis-µs/page")
 		b.ReportMetric(float64(w.f.RoundTrips()-rt0)/float64(n), "roundtrips/page")
 		b.ReportMetric(float64(ops1-ops0)/float64(n), "redis-ops/page")
 		b.ReportMetric(float64(n), "pages")
