@@ -700,14 +700,12 @@ func (f *Frontier) countDrop(o frontier.Outcome) {
 
 // pendingAdd is a URL on its way to the update script.
 type pendingAdd struct {
-	i                int // index in the results
-	unit, host, url  string
-	depth            int
-	from, hash       string
-	low              int64
-	robots           byte
-	verdict          robots.Verdict
-	checked, unknown bool
+	i               int // index in the results
+	unit, host, url string
+	depth           int
+	from, hash      string
+	low             int64
+	robots          byte // 'A', 'D', 'U' or '?' (see updateScript)
 }
 
 // addAll adds links, in as few round trips as the shards allow, then does
