@@ -113,18 +113,33 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	sdIF, sdGap := cfg.Slowdown.Limits() // nil: the defaults
 	alpha := intsetEntries(ctx, rdb) * 2 / 5
 	newID := randomHex(8)
-	for i := range cfg.Shards {
-		t := tag(cfg.Prefix, cfg.Crawl, i, cfg.Shards)
-		f.tags = append(f.tags, t)
+	initTag := func(t string) (string, error) {
 		res, err := scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
 			cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), alpha, newID).StringSlice()
 		if err != nil {
-			return nil, fmt.Errorf("redisfrontier: joining crawl %q: %w", cfg.Crawl, err)
+			return "", fmt.Errorf("redisfrontier: joining crawl %q: %w", cfg.Crawl, err)
 		}
 		if res[0] == "CONFLICT" {
-			return nil, fmt.Errorf("%w: crawl %q has %s=%s", ErrConfigMismatch, cfg.Crawl, res[1], res[2])
+			return "", fmt.Errorf("%w: crawl %q has %s=%s", ErrConfigMismatch, cfg.Crawl, res[1], res[2])
 		}
-		f.ids = append(f.ids, res[1])
+		return res[1], nil
+	}
+	if cfg.Shards > 1 {
+		// The unsharded tag records the shard count too, so that workers
+		// started with another -shards are refused instead of crawling
+		// the same sites in keys of their own.
+		if _, err := initTag(tag(cfg.Prefix, cfg.Crawl, 0, 1)); err != nil {
+			return nil, err
+		}
+	}
+	for i := range cfg.Shards {
+		t := tag(cfg.Prefix, cfg.Crawl, i, cfg.Shards)
+		f.tags = append(f.tags, t)
+		id, err := initTag(t)
+		if err != nil {
+			return nil, err
+		}
+		f.ids = append(f.ids, id)
 	}
 	w, err := startWaker(ctx, rdb, f.channel, f.siteRegistered, f.log)
 	if err != nil {
