@@ -359,7 +359,7 @@ func newRedisCrawler(ctx context.Context, cfg *config, rules *robots.Cache, sd *
 	rdb := redis.NewClient(opt)
 	rc := redisfrontier.DefaultConfig(cfg.crawl)
 	rc.Shards, rc.Lease, rc.Logger = cfg.shards, cfg.lease, log
-	rc.Robots, rc.RobotsToken, rc.Slowdown = rules, robots.ProductToken(cfg.ua), sd
+	rc.Robots, rc.RobotsTokens, rc.Slowdown = rules, robots.Tokens(cfg.ua), sd
 	f, err := redisfrontier.New(ctx, rdb, rc)
 	if err != nil {
 		rdb.Close()

@@ -1,6 +1,7 @@
 package redisfrontier
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -8,7 +9,15 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/frontier"
+	"github.com/politecrawl/polite/robots"
 )
+
+// Robots answers whether a crawler answering to tokens (in order of
+// preference) may fetch rawURL; *robots.Cache implements it. Its error is
+// for a bad URL or a done context only.
+type Robots interface {
+	CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error)
+}
 
 // Limits are one site's limits. A site is a start URL's host with its
 // www/apex twin (frontier.Twin); its in-flight limit and gap hold for the
@@ -72,9 +81,10 @@ type Config struct {
 	// of no site (a redirect target elsewhere) get its InFlight and Gap.
 	Site Limits
 	// Robots, if set, is asked about every URL of a site before it is
-	// queued; *robots.Cache implements it. RobotsToken must then be set.
-	Robots      frontier.Robots
-	RobotsToken string
+	// queued, for the product tokens RobotsTokens, which must then be set
+	// (robots.Tokens(userAgent)); *robots.Cache implements it.
+	Robots       Robots
+	RobotsTokens []string
 	// Slowdown is this worker's latch (share it with fetch.Client). When it
 	// trips, the trip is written to Redis: from then on the whole crawl
 	// (every shard) — or only the tripping site when SlowSiteOnly is set —
@@ -128,8 +138,8 @@ func (c *Config) validate() error {
 	if err := c.Site.validate("Site."); err != nil {
 		return err
 	}
-	if c.Robots != nil && c.RobotsToken == "" {
-		return &frontier.ConfigError{Field: "RobotsToken", Value: `"" (required when Robots is set)`}
+	if c.Robots != nil && len(c.RobotsTokens) == 0 {
+		return &frontier.ConfigError{Field: "RobotsTokens", Value: "none (required when Robots is set)"}
 	}
 	if c.Lease != 0 && c.Lease < MinLease {
 		return bad("Lease", c.Lease, "0 (= 30s) or at least "+MinLease.String())

@@ -35,7 +35,7 @@ func Example() {
 	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
 
 	cfg := redisfrontier.DefaultConfig("shops") // per site: 500 pages, depth 5, 4 in flight, 300 ms
-	cfg.Robots, cfg.RobotsToken, cfg.Slowdown = rules, ua, slowdown
+	cfg.Robots, cfg.RobotsTokens, cfg.Slowdown = rules, robots.Tokens(ua), slowdown
 	f, err := redisfrontier.New(ctx, rdb, cfg)
 	if err != nil {
 		fmt.Println(err)

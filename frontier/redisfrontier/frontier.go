@@ -824,7 +824,7 @@ func (f *Frontier) checkRobots(ctx context.Context, p *pendingAdd, res *frontier
 	if f.cfg.Robots == nil {
 		return true
 	}
-	v, err := f.cfg.Robots.Check(ctx, f.cfg.RobotsToken, p.url)
+	v, err := f.cfg.Robots.CheckAs(ctx, f.cfg.RobotsTokens, p.url)
 	res.Verdict = v
 	switch {
 	case err != nil:

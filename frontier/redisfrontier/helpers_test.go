@@ -45,7 +45,7 @@ type redisUniversal = redis.UniversalClient
 func startWorker(ctx context.Context, rdb redisUniversal, cfg redisfrontier.Config) (*worker, error) {
 	robotsTr := &fetch.Transport{UserAgent: ua, Timeout: fetch.DefaultTimeout, Slowdown: cfg.Slowdown}
 	rules := &robots.Cache{Client: &http.Client{Transport: robotsTr}}
-	cfg.Robots, cfg.RobotsToken = rules, ua
+	cfg.Robots, cfg.RobotsTokens = rules, robots.Tokens(ua)
 	f, err := redisfrontier.New(ctx, rdb, cfg)
 	if err != nil {
 		return nil, err
