@@ -102,7 +102,9 @@ func (w *worker) loop(ctx context.Context, got func(fetched)) error {
 			}
 		}
 		got(r)
-		if _, err := w.f.Finish(ctx, it, ferr, links); err != nil {
+		if _, err := w.f.Finish(ctx, it, ferr, links); err != nil && !errors.Is(err, redisfrontier.ErrLeaseLost) {
+			// ErrLeaseLost: this worker stalled past its lease (a loaded
+			// machine) and the item went to another; at least once.
 			return err
 		}
 	}

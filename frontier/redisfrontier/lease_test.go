@@ -22,7 +22,7 @@ import (
 // lost: every page is fetched by one worker or the other.
 func TestKilledWorkerLeasesComeBack(t *testing.T) {
 	srv, rdb := startRedis(t)
-	const lease = 1500 * time.Millisecond
+	const lease = 2 * time.Second
 	lim := redisfrontier.Limits{MaxDepth: 5, InFlight: 2}
 	sites := makeSites(t, 3, 300*time.Millisecond)
 	dir := t.TempDir()
