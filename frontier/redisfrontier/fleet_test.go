@@ -73,13 +73,14 @@ func pagesBySite(t testing.TB, sites []*testsite.Site, pages []fetched) []string
 
 // TestFleetOfFourProcesses: four worker processes crawl twenty loopback
 // sites through one Redis. Every site sees at most its in-flight limit,
-// the gate never let two requests to a site start closer than its gap
-// (Redis clock) and the server saw none closer (less delivery jitter), no
-// URL is fetched twice, and the union of the workers' pages equals a
+// the gate never let two requests to a site start closer than its gap on
+// the Redis server's clock (the fleet's one clock; at the HTTP server the
+// workers' own delays between admission and request add jitter), no URL
+// is fetched twice, and the union of the workers' pages equals a
 // single-process crawl of the same sites.
 func TestFleetOfFourProcesses(t *testing.T) {
 	srv, rdb := startRedis(t)
-	const nSites, gap, inFlight = 20, 25 * time.Millisecond, 2
+	const nSites, gap, inFlight = 20, 50 * time.Millisecond, 2
 	lim := redisfrontier.Limits{MaxDepth: 5, InFlight: inFlight, Gap: gap}
 	sites := makeSites(t, nSites, 5*time.Millisecond)
 	dir := t.TempDir()
@@ -117,6 +118,7 @@ func TestFleetOfFourProcesses(t *testing.T) {
 	assert.Len(t, one, nSites*13)
 
 	oneRobots := cacheUsesLocker(t)
+	short, gaps := 0, 0
 	for i, s := range sites {
 		assert.LessOrEqual(t, s.MaxInFlight(), inFlight, "site %d in flight", i)
 		if oneRobots {
@@ -137,11 +139,18 @@ func TestFleetOfFourProcesses(t *testing.T) {
 		}
 		slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
 		for k := 1; k < len(starts); k++ {
-			// Server side: the gap less what delivery jitter between
-			// processes on a loaded machine can take off.
-			assert.GreaterOrEqual(t, starts[k].Sub(starts[k-1]), gap-15*time.Millisecond, "site %d: server-side gap", i)
+			// At the HTTP server a gap also carries each worker's delay
+			// between its admission and its request, which a loaded
+			// machine (and -race) stretches: count, do not require.
+			if d := starts[k].Sub(starts[k-1]); d < gap-10*time.Millisecond {
+				short++
+			}
+			gaps++
 		}
 	}
+	// Without the shared gate nearly every gap would be short (the
+	// workers would start requests to a site milliseconds apart).
+	assert.LessOrEqual(t, short*10, gaps, "%d of %d server-side gaps shorter than %v", short, gaps, gap-10*time.Millisecond)
 	// Gate side, on the one clock: never closer than the gap.
 	bySite := map[string][]int64{}
 	for _, a := range admits {
@@ -157,5 +166,6 @@ func TestFleetOfFourProcesses(t *testing.T) {
 			assert.GreaterOrEqual(t, d, gap, "site %s: admissions %d and %d", site, k-1, k)
 		}
 	}
-	t.Logf("%d pages by 4 workers; least gap between admissions to one site: %v", len(pages), minGap)
+	t.Logf("%d pages by 4 workers; least gap between admissions to one site: %v; %d of %d server-side gaps shorter than %v",
+		len(pages), minGap, short, gaps, gap-10*time.Millisecond)
 }
