@@ -355,6 +355,36 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 	}
 }
 
+// retry runs op (one Redis call) until it succeeds, fails for a reason
+// an outage does not explain, or Redis has been unreachable for
+// Config.Outage.
+func (f *Frontier) retry(ctx context.Context, op func() error) error {
+	var deadline time.Time
+	wait := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		f.roundTrips.Add(1)
+		err := op()
+		if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil || !retryable(err) {
+			return err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(f.outage)
+		}
+		if f.outage < 0 || time.Now().After(deadline) {
+			return fmt.Errorf("%w for %v: %w", ErrUnavailable, max(f.outage, 0), err)
+		}
+		f.warn("redisfrontier.unavailable", "attempt", attempt, "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
 // retryable reports whether err may go away when Redis comes back: a
 // network error, or a server that is loading or failing over.
 func retryable(err error) bool {

@@ -28,7 +28,9 @@ type RobotsStore struct {
 }
 
 // RobotsStore returns the crawl's shared robots.txt store; give it to
-// robots.Cache.Store.
+// robots.Cache.Store. Its calls, like the Frontier's, retry for up to
+// Config.Outage while Redis is unreachable (a failed Lock makes the Cache
+// fail closed: no fetch, no verdict).
 func (f *Frontier) RobotsStore() *RobotsStore { return &RobotsStore{f: f} }
 
 func (s *RobotsStore) key(authority, kind string) (string, error) {
@@ -49,8 +51,11 @@ func (s *RobotsStore) Load(ctx context.Context, authority string) (robots.Entry,
 	if err != nil {
 		return robots.Entry{}, false, err
 	}
-	s.f.roundTrips.Add(1)
-	m, err := s.f.rdb.HGetAll(ctx, k).Result()
+	var m map[string]string
+	err = s.f.retry(ctx, func() (err error) {
+		m, err = s.f.rdb.HGetAll(ctx, k).Result()
+		return err
+	})
 	if err != nil {
 		return robots.Entry{}, false, fmt.Errorf("redisfrontier: loading robots.txt of %s: %w", authority, err)
 	}
@@ -79,12 +84,14 @@ func (s *RobotsStore) Save(ctx context.Context, e robots.Entry) error {
 	if e.Body != nil {
 		fields = append(fields, "body", e.Body)
 	}
-	s.f.roundTrips.Add(1)
-	_, err = s.f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k)
-		p.HSet(ctx, k, fields...)
-		p.ExpireAt(ctx, k, e.ExpiresAt.Add(robots.MaxTTL))
-		return nil
+	err = s.f.retry(ctx, func() error {
+		_, err := s.f.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Del(ctx, k)
+			p.HSet(ctx, k, fields...)
+			p.ExpireAt(ctx, k, e.ExpiresAt.Add(robots.MaxTTL))
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("redisfrontier: saving robots.txt of %s: %w", e.Authority, err)
@@ -108,8 +115,11 @@ func (s *RobotsStore) Lock(ctx context.Context, authority string) (unlock func()
 	token := s.f.worker + ":r" + strconv.FormatUint(s.f.seq.Add(1), 10)
 	for {
 		gen := s.f.wake.snapshot()
-		s.f.roundTrips.Add(1)
-		ok, err := s.f.rdb.SetNX(ctx, k, token, ttl).Result()
+		var ok bool
+		err := s.f.retry(ctx, func() (err error) {
+			ok, err = s.f.rdb.SetNX(ctx, k, token, ttl).Result()
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("redisfrontier: locking robots.txt of %s: %w", authority, err)
 		}
@@ -127,8 +137,11 @@ func (s *RobotsStore) Lock(ctx context.Context, authority string) (unlock func()
 			}, nil
 		}
 		// Wait for the unlock's wake-up, or the lock's expiry.
-		s.f.roundTrips.Add(1)
-		left, err := s.f.rdb.PTTL(ctx, k).Result()
+		var left time.Duration
+		err = s.f.retry(ctx, func() (err error) {
+			left, err = s.f.rdb.PTTL(ctx, k).Result()
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("redisfrontier: locking robots.txt of %s: %w", authority, err)
 		}
@@ -140,3 +153,8 @@ func (s *RobotsStore) Lock(ctx context.Context, authority string) (unlock func()
 		}
 	}
 }
+
+var (
+	_ robots.Store  = (*RobotsStore)(nil)
+	_ robots.Locker = (*RobotsStore)(nil)
+)
