@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 
 	"github.com/politecrawl/polite/frontier/redisfrontier/redistest"
 	"github.com/politecrawl/polite/internal/testsite"
-	"github.com/politecrawl/polite/robots"
 )
 
 // mainEnv makes the test binary run the program instead of the tests, so
@@ -149,14 +147,9 @@ func TestThreeWorkersOnRedis(t *testing.T) {
 	got := keys(t, sites, all)
 	assert.Equal(t, slices.Compact(slices.Clone(got)), got, "no page fetched twice")
 	assert.Len(t, got, 7+7+7+3)
-	oneRobots := cacheUsesLocker(t)
 	for i, s := range sites {
 		assert.Equal(t, 0, s.Count("/cart"), "site %d", i)
-		if oneRobots {
-			assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for the fleet", i)
-		} else {
-			assert.LessOrEqual(t, s.Count("/robots.txt"), 3, "site %d: at most one robots.txt per worker", i)
-		}
+		assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for the fleet", i)
 		for _, r := range s.Requests() {
 			if r.Path != "/robots.txt" {
 				assert.Equal(t, 1, s.Count(r.Path), "site %d %s", i, r.Path)
@@ -179,30 +172,4 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, exitUsage, run(t.Context(), args, &bytes.Buffer{}, &stderr), "%v", args)
 		assert.Contains(t, stderr.String(), "fleet:")
 	}
-}
-
-// lockProbe is a robots.Store with a Lock method that records its use.
-type lockProbe struct {
-	robots.MemoryStore
-	locked atomic.Bool
-}
-
-func (p *lockProbe) Lock(context.Context, string) (func(), error) {
-	p.locked.Store(true)
-	return func() {}, nil
-}
-
-// cacheUsesLocker reports whether robots.Cache takes a Store's fetch lock
-// (robots.Locker), without which a fleet fetches robots.txt once per
-// worker rather than once.
-func cacheUsesLocker(t *testing.T) bool {
-	site := testsite.New(t)
-	site.Robots("User-agent: *\nAllow: /\n")
-	p := &lockProbe{}
-	_, err := (&robots.Cache{Store: p}).Check(t.Context(), "CrawlCove-Crawler", site.URL()+"/")
-	require.NoError(t, err)
-	if !p.locked.Load() {
-		t.Log("robots.Cache does not take robots.Locker's fetch lock (yet): robots.txt may be fetched once per worker")
-	}
-	return p.locked.Load()
 }

@@ -117,15 +117,10 @@ func TestFleetOfFourProcesses(t *testing.T) {
 	assert.Equal(t, pagesBySite(t, single, one), pagesBySite(t, sites, pages), "fleet union = single-process crawl")
 	assert.Len(t, one, nSites*13)
 
-	oneRobots := cacheUsesLocker(t)
 	short, gaps := 0, 0
 	for i, s := range sites {
 		assert.LessOrEqual(t, s.MaxInFlight(), inFlight, "site %d in flight", i)
-		if oneRobots {
-			assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for the fleet", i)
-		} else {
-			assert.LessOrEqual(t, s.Count("/robots.txt"), len(procs), "site %d: at most one robots.txt per worker", i)
-		}
+		assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for the fleet", i)
 		counts := map[string]int{}
 		var starts []time.Time
 		for _, r := range s.Requests() {

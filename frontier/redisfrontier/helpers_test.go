@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/politecrawl/polite/frontier/redisfrontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier/redistest"
 	"github.com/politecrawl/polite/internal/htmlx"
-	"github.com/politecrawl/polite/internal/testsite"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -120,31 +118,4 @@ func shortCtx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// lockProbe is a robots.Store with a Lock method that records its use.
-type lockProbe struct {
-	robots.MemoryStore
-	locked atomic.Bool
-}
-
-func (p *lockProbe) Lock(context.Context, string) (func(), error) {
-	p.locked.Store(true)
-	return func() {}, nil
-}
-
-// cacheUsesLocker reports whether robots.Cache takes a Store's fetch lock
-// (robots.Locker): only then can a fleet make one robots.txt request per
-// site. It asks a real Cache to fetch a real robots.txt.
-func cacheUsesLocker(t testing.TB) bool {
-	site := testsite.New(t)
-	site.Robots("User-agent: *\nAllow: /\n")
-	p := &lockProbe{}
-	c := &robots.Cache{Store: p}
-	_, err := c.Check(t.Context(), ua, site.URL()+"/")
-	require.NoError(t, err)
-	if !p.locked.Load() {
-		t.Log("robots.Cache does not take robots.Locker's fetch lock (yet): robots.txt may be fetched once per worker")
-	}
-	return p.locked.Load()
 }

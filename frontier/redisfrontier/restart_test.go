@@ -86,5 +86,6 @@ func TestRedisRestartWithPersistence(t *testing.T) {
 	assertNoDoubleFetch(t, sites)
 	for i, s := range sites {
 		assert.Equal(t, 13, s.Total()-s.Count("/robots.txt"), "site %d: 13 pages", i)
+		assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for both workers", i)
 	}
 }

@@ -20,9 +20,6 @@ import (
 // worker gets its rules.
 func TestFiftyWorkersOneRobotsFetch(t *testing.T) {
 	_, rdb := startRedis(t)
-	if !cacheUsesLocker(t) {
-		t.Skip("needs robots.Cache to take the Store's fetch lock (robots.Locker)")
-	}
 	site := testsite.New(t)
 	site.Route("/robots.txt", testsite.Response{Delay: 200 * time.Millisecond, ContentType: "text/plain",
 		Body: "User-agent: *\nDisallow: /private/\n"})
