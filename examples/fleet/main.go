@@ -27,7 +27,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -45,7 +44,6 @@ import (
 	"github.com/politecrawl/polite/frontier/redisfrontier"
 	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/urlnorm"
-	"github.com/politecrawl/polite/robots"
 )
 
 // Exit statuses.
@@ -211,30 +209,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger = slog.New(slog.NewJSONHandler(lf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 
-	slowdown := &backoff.Slowdown{}
-	robotsTr := &fetch.Transport{UserAgent: cfg.ua, Timeout: fetch.DefaultTimeout, Slowdown: slowdown}
-	rules := &robots.Cache{Client: &http.Client{Transport: robotsTr}}
-	client := &fetch.Client{UserAgent: cfg.ua, Robots: rules, Slowdown: slowdown}
-
+	client := &fetch.Client{UserAgent: cfg.ua, Logger: logger}
 	var c crawler
 	var worker string
 	if cfg.redis != "" {
-		rc, err := newRedisCrawler(ctx, cfg, rules, slowdown, logger)
+		// One step: the fleet's frontier becomes the client's gate, shares
+		// its slowdown latch and stores its robots.txt cache in Redis.
+		rc, err := newRedisCrawler(ctx, cfg, client)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleet: %v\n", err)
 			return exitFailure
 		}
 		defer rc.f.Close()
-		robotsTr.Gate, client.Gate = rc.f, rc.f
-		rules.Store = rc.f.RobotsStore()
 		c, worker = rc, rc.f.Worker()
 	} else {
-		mc, err := newMemoryCrawler(cfg, rules, slowdown)
+		client.Slowdown = &backoff.Slowdown{}
+		mc, err := newMemoryCrawler(cfg, client.RobotsCache(), client.Slowdown)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleet: %v\n", err)
 			return exitFailure
 		}
-		robotsTr.Gate, client.Gate = mc, mc
+		client.Gate = mc // each request goes to its site's frontier
 		c, worker = mc, fmt.Sprintf("local-%d", os.Getpid())
 	}
 	for _, s := range cfg.sites {
@@ -351,15 +346,14 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page))
 // redisCrawler is a worker of a fleet on Redis.
 type redisCrawler struct{ f *redisfrontier.Frontier }
 
-func newRedisCrawler(ctx context.Context, cfg *config, rules *robots.Cache, sd *backoff.Slowdown, log *slog.Logger) (*redisCrawler, error) {
+func newRedisCrawler(ctx context.Context, cfg *config, client *fetch.Client) (*redisCrawler, error) {
 	opt, err := redis.ParseURL(cfg.redis)
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
 	rdb := redis.NewClient(opt)
 	rc := redisfrontier.DefaultConfig(cfg.crawl)
-	rc.Shards, rc.Lease, rc.Logger = cfg.shards, cfg.lease, log
-	rc.Robots, rc.RobotsTokens, rc.Slowdown = rules, robots.Tokens(cfg.ua), sd
+	rc.Shards, rc.Lease, rc.Client = cfg.shards, cfg.lease, client
 	f, err := redisfrontier.New(ctx, rdb, rc)
 	if err != nil {
 		rdb.Close()

@@ -31,7 +31,7 @@ type memoryCrawler struct {
 func newMemoryCrawler(cfg *config, rules *robots.Cache, sd *backoff.Slowdown) (*memoryCrawler, error) {
 	m := &memoryCrawler{byKey: make(map[string]*frontier.Frontier), sd: sd, wake: make(chan struct{})}
 	mk := func(l frontier.Config) (*frontier.Frontier, error) {
-		l.Robots, l.RobotsToken, l.Slowdown = rules, robots.ProductToken(cfg.ua), sd
+		l.Robots, l.RobotsTokens, l.Slowdown = rules, robots.Tokens(cfg.ua), sd
 		return frontier.New(l)
 	}
 	for _, s := range cfg.sites {

@@ -1,23 +1,15 @@
 package redisfrontier
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/robots"
 )
-
-// Robots answers whether a crawler answering to tokens (in order of
-// preference) may fetch rawURL; *robots.Cache implements it. Its error is
-// for a bad URL or a done context only.
-type Robots interface {
-	CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error)
-}
 
 // Limits are one site's limits. A site is a start URL's host with its
 // www/apex twin (frontier.Twin); its in-flight limit and gap hold for the
@@ -80,10 +72,19 @@ type Config struct {
 	// (AddSite takes its own). The zero value means DefaultLimits(). Hosts
 	// of no site (a redirect target elsewhere) get its InFlight and Gap.
 	Site Limits
+	// Client, if set, is this worker's polite HTTP client, wired in one
+	// step as with frontier.Config.Client: New makes the Frontier its Gate
+	// (Client.Gate must be nil), shares one Slowdown latch between the
+	// two, asks the client's robots checker when Robots is nil, takes its
+	// tokens when RobotsTokens is empty and its Logger when Logger is nil,
+	// and gives the client's robots cache this crawl's RobotsStore when it
+	// has no Store, so the fleet fetches each robots.txt once.
+	Client *fetch.Client
 	// Robots, if set, is asked about every URL of a site before it is
 	// queued, for the product tokens RobotsTokens, which must then be set
-	// (robots.Tokens(userAgent)); *robots.Cache implements it.
-	Robots       Robots
+	// (robots.Tokens(userAgent)) unless Client is; *robots.Cache
+	// implements it.
+	Robots       frontier.Robots
 	RobotsTokens []string
 	// Slowdown is this worker's latch (share it with fetch.Client). When it
 	// trips, the trip is written to Redis: from then on the whole crawl

@@ -10,9 +10,11 @@
 // and one budget: Limits.InFlight requests in flight and Limits.Gap
 // between request starts, counted across all workers, plus the site's
 // page and depth limits. Links to hosts of no started site are out of
-// scope. Add, Next, Done, Acquire, StopHost and Stats have the meaning
-// they have on *frontier.Frontier, so a crawl loop written for one runs
-// on the other; the program chooses by construction.
+// scope. *Frontier implements frontier.Interface — Add, Next, Done,
+// Acquire (fetch.Gate), StopHost, Stats — with the meaning they have on
+// *frontier.Frontier, so a crawl loop written for one runs on the other,
+// and Config.Client wires a fetch.Client in one step as
+// frontier.Config.Client does; the program chooses by construction.
 //
 // Every decision is one Lua script, run atomically by Redis, and every
 // time in it is the Redis server's TIME: skew between machines cannot

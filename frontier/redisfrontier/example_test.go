@@ -5,18 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier"
 	"github.com/politecrawl/polite/internal/htmlx"
-	"github.com/politecrawl/polite/robots"
 )
 
 // Example is one worker of a fleet: run the same program on as many
@@ -29,22 +26,18 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 
-	const ua = "CrawlCove-Crawler"
-	slowdown := &backoff.Slowdown{}
-	robotsTransport := &fetch.Transport{UserAgent: ua, Timeout: fetch.DefaultTimeout, Slowdown: slowdown}
-	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
-
+	// One-step wiring: the Frontier becomes the client's gate, one
+	// slowdown latch serves both, and the client's robots.txt cache is
+	// stored in Redis, so the fleet fetches each robots.txt once.
+	client := &fetch.Client{UserAgent: "CrawlCove-Crawler"}
 	cfg := redisfrontier.DefaultConfig("shops") // per site: 500 pages, depth 5, 4 in flight, 300 ms
-	cfg.Robots, cfg.RobotsTokens, cfg.Slowdown = rules, robots.Tokens(ua), slowdown
+	cfg.Client = client
 	f, err := redisfrontier.New(ctx, rdb, cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
-	robotsTransport.Gate = f      // robots.txt requests pass the fleet's gate
-	rules.Store = f.RobotsStore() // and are fetched once for the fleet
-	client := &fetch.Client{UserAgent: ua, Gate: f, Robots: rules, Slowdown: slowdown}
 
 	// Every worker may add the start URLs: the fleet queues each once.
 	f.Add(ctx, "https://shop.example/", 0, "")

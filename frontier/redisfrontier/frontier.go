@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
@@ -53,7 +54,6 @@ type Frontier struct {
 	sites    map[string]Limits   // units known to be sites
 	notSites map[string]struct{} // units known not to be sites (cleared when a site registers)
 	leases   map[string]int      // item leases held, "shard/id" (ids are per shard) -> shard
-	byURL    map[string][]string // URL -> leases held (Item has no lease field yet)
 	slots    map[string]int      // slot ids held -> shard
 	pending  [][]string          // slot ids released, per shard, not yet sent
 	drops    map[frontier.Outcome]int
@@ -74,6 +74,29 @@ type Frontier struct {
 func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier, error) {
 	if cfg.Site == (Limits{}) {
 		cfg.Site = DefaultLimits()
+	}
+	c := cfg.Client
+	if c != nil {
+		if c.Gate != nil {
+			return nil, &frontier.ConfigError{Field: "Client.Gate", Value: "already set (New makes the Frontier the client's gate: one client per Frontier)"}
+		}
+		switch {
+		case cfg.Slowdown == nil && c.Slowdown == nil:
+			cfg.Slowdown = c.Policy.NewSlowdown()
+		case cfg.Slowdown == nil:
+			cfg.Slowdown = c.Slowdown
+		case c.Slowdown != nil && c.Slowdown != cfg.Slowdown:
+			return nil, &frontier.ConfigError{Field: "Slowdown", Value: "differs from Client.Slowdown (one latch per run: set one of them, or both to the same)"}
+		}
+		if cfg.Robots == nil {
+			cfg.Robots = clientRobots{c}
+		}
+		if len(cfg.RobotsTokens) == 0 {
+			cfg.RobotsTokens = c.Tokens()
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = c.Logger
+		}
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -100,7 +123,6 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 		sites:    make(map[string]Limits),
 		notSites: make(map[string]struct{}),
 		leases:   make(map[string]int),
-		byURL:    make(map[string][]string),
 		slots:    make(map[string]int),
 		pending:  make([][]string, cfg.Shards),
 		drops:    make(map[frontier.Outcome]int),
@@ -146,9 +168,28 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 		return nil, fmt.Errorf("redisfrontier: subscribing to %s: %w", f.channel, err)
 	}
 	f.wake = w
+	if c != nil {
+		c.Slowdown = cfg.Slowdown
+		c.Gate = f
+		// The fleet shares robots.txt: the client's cache loads what any
+		// worker fetched, and takes the fleet-wide fetch lock.
+		if rc := c.RobotsCache(); rc != nil && rc.Store == nil {
+			rc.Store = f.RobotsStore()
+		}
+	}
 	f.bg.Add(1)
 	go f.background()
 	return f, nil
+}
+
+// clientRobots asks the client's robots checker as it is at each call.
+type clientRobots struct{ c *fetch.Client }
+
+func (r clientRobots) CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error) {
+	if r.c.Robots != nil {
+		return r.c.Robots.CheckAs(ctx, tokens, rawURL)
+	}
+	return r.c.RobotsCache().CheckAs(ctx, tokens, rawURL)
 }
 
 // intsetEntries reads set-max-intset-entries (512 unless configured), the
@@ -479,6 +520,8 @@ func (f *Frontier) Trip(ctx context.Context, rawURL string) error {
 	return nil
 }
 
+var _ frontier.Interface = (*Frontier)(nil)
+
 // errWait: nothing may start now.
 var errWait = errors.New("wait")
 
@@ -550,33 +593,26 @@ func (f *Frontier) item(shard int, res []any) frontier.Item {
 	depth := int(toInt(res[3]))
 	entry, _ := res[4].(string)
 	u, from, _ := strings.Cut(entry, "\x00")
-	it := frontier.Item{URL: u, Depth: depth, From: from, Host: urlnorm.Host(u)}
 	key := strconv.Itoa(shard) + "/" + id
+	it := frontier.Item{URL: u, Depth: depth, From: from, Host: urlnorm.Host(u), Lease: key}
 	f.mu.Lock()
 	f.leases[key] = shard
-	f.byURL[u] = append(f.byURL[u], key)
 	f.mu.Unlock()
 	return it
 }
 
-// takeLease finds and forgets the lease of an item this worker holds.
+// takeLease returns the lease of an item (Item.Lease, "shard/id") and
+// stops renewing it; ok is false for an item Next did not hand out.
 func (f *Frontier) takeLease(it frontier.Item) (string, int, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ids := f.byURL[it.URL]
-	if len(ids) == 0 {
+	sh, id, ok := strings.Cut(it.Lease, "/")
+	shard, err := strconv.Atoi(sh)
+	if !ok || err != nil || shard < 0 || shard >= len(f.tags) || id == "" {
 		return "", 0, false
 	}
-	key := ids[0]
-	if len(ids) == 1 {
-		delete(f.byURL, it.URL)
-	} else {
-		f.byURL[it.URL] = ids[1:]
-	}
-	s := f.leases[key]
-	delete(f.leases, key)
-	_, id, _ := strings.Cut(key, "/")
-	return id, s, true
+	f.mu.Lock()
+	delete(f.leases, it.Lease)
+	f.mu.Unlock()
+	return id, shard, true
 }
 
 func toInt(v any) int64 {
@@ -593,8 +629,8 @@ func toInt(v any) int64 {
 // Done records that the worker has finished with it (err is the fetch's
 // error, nil for success) and frees its share of the site's budget. It
 // returns ErrLeaseLost if the lease expired and the item was handed out
-// again, and Redis errors. Done for an item this Frontier did not hand
-// out, or a second time, does nothing.
+// again, and Redis errors. Done for an item no Next handed out does
+// nothing; a second Done of an item returns ErrLeaseLost.
 func (f *Frontier) Done(it frontier.Item, err error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), max(f.outage, 0)+10*time.Second)
 	defer cancel()

@@ -32,7 +32,7 @@ type worker struct {
 
 func newWorker(t testing.TB, rdb redisUniversal, cfg redisfrontier.Config) *worker {
 	t.Helper()
-	w, err := startWorker(t.Context(), rdb, cfg)
+	w, err := startWorker(t.Context(), rdb, cfg, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.f.Close() })
 	return w
@@ -40,18 +40,17 @@ func newWorker(t testing.TB, rdb redisUniversal, cfg redisfrontier.Config) *work
 
 type redisUniversal = redis.UniversalClient
 
-func startWorker(ctx context.Context, rdb redisUniversal, cfg redisfrontier.Config) (*worker, error) {
-	robotsTr := &fetch.Transport{UserAgent: ua, Timeout: fetch.DefaultTimeout, Slowdown: cfg.Slowdown}
-	rules := &robots.Cache{Client: &http.Client{Transport: robotsTr}}
-	cfg.Robots, cfg.RobotsTokens = rules, robots.Tokens(ua)
+// startWorker wires a worker in one step (Config.Client): the client's
+// gate is the Frontier, its robots cache stores in Redis and takes the
+// fleet's fetch lock, one slowdown latch serves both.
+func startWorker(ctx context.Context, rdb redisUniversal, cfg redisfrontier.Config, header http.Header) (*worker, error) {
+	client := &fetch.Client{UserAgent: ua, Header: header, Slowdown: cfg.Slowdown}
+	cfg.Client = client
 	f, err := redisfrontier.New(ctx, rdb, cfg)
 	if err != nil {
 		return nil, err
 	}
-	robotsTr.Gate = f
-	rules.Store = f.RobotsStore()
-	client := &fetch.Client{UserAgent: ua, Gate: f, Robots: rules, Slowdown: cfg.Slowdown}
-	return &worker{f: f, client: client, rules: rules}, nil
+	return &worker{f: f, client: client, rules: client.RobotsCache()}, nil
 }
 
 // fetched is one page a worker fetched.

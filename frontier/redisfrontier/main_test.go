@@ -81,18 +81,19 @@ func workerMain(specJSON string) int {
 	cfg.Slowdown = &backoff.Slowdown{Gap: spec.SlowdownGap}
 	cfg.Logger = logger
 	ctx := context.Background()
-	w, err := startWorker(ctx, rdb, cfg)
+	var header http.Header
+	if len(spec.Header) > 0 {
+		header = http.Header{}
+		for k, v := range spec.Header {
+			header[k] = []string{v}
+		}
+	}
+	w, err := startWorker(ctx, rdb, cfg, header)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 3
 	}
 	defer w.f.Close()
-	if len(spec.Header) > 0 {
-		w.client.Header = http.Header{}
-		for k, v := range spec.Header {
-			w.client.Header[k] = []string{v}
-		}
-	}
 	for _, s := range spec.Starts {
 		if r := w.f.Add(ctx, s, 0, ""); r.Err != nil {
 			fmt.Fprintln(os.Stderr, "worker: start", s, r.Outcome, r.Err)
