@@ -93,11 +93,13 @@
 // # Figures
 //
 // Measured with the benchmarks of this package on a 2-core machine shared
-// with other jobs (load average about 14), Redis 7.0 on loopback:
-// 3.05 round trips and 79 Redis commands (inside scripts) per page;
-// 71, 110 and 266 pages/s with 1, 2 and 4 workers (20 sites answering in
-// 50 ms, gap 0, 4 goroutines per worker), 3.7× at 4 workers; at 1,000,000
-// URLs (1,000 sites), 9.3 bytes per seen URL (MEMORY USAGE of the seen
-// sets) and 91 bytes per queued URL (the URL and the page it was found on,
-// about 80 bytes of text here), 95 bytes per URL of used_memory in all.
+// with other jobs (load average 7 to 22, so times swing), Redis 7.0 on
+// loopback: 3.03 round trips and 79 Redis commands (inside scripts) per
+// page, 190–280 µs of Redis script time per page; with 1, 2 and 4 workers
+// (20 sites answering in 50 ms, gap 0, 4 goroutines per worker) 71, 110
+// and 266 pages/s in one run (3.7×), 73, 137 and 235 in another (3.2×);
+// at 1,000,000 URLs (1,000 sites), 9.3 bytes per seen URL (MEMORY USAGE of
+// the seen sets; no bucket past the intset limit) and 91 bytes per queued
+// URL (the URL and the page it was found on, about 80 bytes of text here),
+// 95 bytes per URL of used_memory in all.
 package redisfrontier
