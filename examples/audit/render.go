@@ -376,7 +376,7 @@ type tab struct {
 	mu       sync.Mutex
 	hops     map[network.RequestID][]*renderRequest
 	held     map[network.RequestID]func() // gate slots, released when the response is finished
-	active   map[network.RequestID]bool   // sent and not finished, any host
+	active   map[network.RequestID]time.Time // paused or sent, not finished: when its response headers came (zero: not yet)
 	changed  time.Time                    // last time active changed
 	requests []*renderRequest
 	console  []consoleEntry
@@ -419,7 +419,7 @@ func (t *tab) shutdown() {
 			rel()
 			delete(t.held, id)
 		}
-		t.active = map[network.RequestID]bool{}
+		t.active = map[network.RequestID]time.Time{}
 		t.mu.Unlock()
 	})
 }
@@ -431,7 +431,7 @@ func (c *crawler) renderPage(ctx context.Context, b *browser, cand renderCandida
 	gateCtx, stopGate := context.WithCancel(ctx)
 	defer stopGate()
 	t := &tab{c: c, gateCtx: gateCtx, hops: map[network.RequestID][]*renderRequest{},
-		held: map[network.RequestID]func(){}, active: map[network.RequestID]bool{}, changed: time.Now()}
+		held: map[network.RequestID]func(){}, active: map[network.RequestID]time.Time{}, changed: time.Now()}
 	tctx, closeTab := chromedp.NewContext(b.ctx, chromedp.WithListener(t.onEvent))
 	t.ctx = tctx
 	t.stopGate, t.closeTab = stopGate, closeTab
@@ -500,7 +500,12 @@ func (t *tab) settle(ctx context.Context) {
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
 		t.mu.Lock()
-		quiet := len(t.active) == 0 && time.Since(t.changed) >= renderSettle
+		quiet := time.Since(t.changed) >= renderSettle
+		for _, at := range t.active {
+			// A response whose headers came a while ago counts as answered: the browser does not always
+			// report the end of a body nobody reads (a fetch() whose result is ignored).
+			quiet = quiet && !at.IsZero() && time.Since(at) >= renderSettle
+		}
 		t.mu.Unlock()
 		if quiet {
 			return
@@ -603,7 +608,7 @@ func (t *tab) onEvent(ev any) {
 			id = network.RequestID(ev.RequestID)
 		}
 		t.mu.Lock()
-		t.active[id] = true
+		t.active[id] = time.Time{}
 		t.changed = time.Now()
 		t.mu.Unlock()
 		t.pending.Add(1)
@@ -718,7 +723,7 @@ func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest,
 	if release != nil {
 		t.held[id] = release
 	}
-	t.active[id] = true
+	t.active[id] = time.Time{}
 	t.changed = time.Now()
 	t.mu.Unlock()
 	err := chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -767,6 +772,9 @@ func (t *tab) response(ev *network.EventResponseReceived) {
 	if hops := t.hops[ev.RequestID]; len(hops) > 0 {
 		req = hops[len(hops)-1]
 	}
+	if _, ok := t.active[ev.RequestID]; ok {
+		t.active[ev.RequestID] = time.Now()
+	}
 	if req != nil {
 		req.Status = int(r.Status)
 		req.Cached = r.FromDiskCache || r.FromServiceWorker || r.FromPrefetchCache
@@ -798,7 +806,7 @@ func (t *tab) end(id network.RequestID, errText string, canceled bool) {
 		rel()
 		delete(t.held, id)
 	}
-	if t.active[id] {
+	if _, ok := t.active[id]; ok {
 		delete(t.active, id)
 		t.changed = time.Now()
 	}
@@ -811,6 +819,10 @@ func (t *tab) end(id network.RequestID, errText string, canceled bool) {
 		return // refused by us, or already settled
 	}
 	switch {
+	case canceled && req.Status >= 400:
+		req.Outcome = outFailed // the answer came; the page was closed before the browser read its body
+	case canceled && req.Status > 0:
+		req.Outcome = outLoaded
 	case canceled:
 		req.Outcome, req.Err = outCanceled, errText
 	case errText != "":
@@ -838,8 +850,15 @@ func (t *tab) finish(rec *renderRecord) {
 	rec.console = t.console
 	rec.requests = t.requests
 	for _, r := range t.requests {
-		if r.Outcome == outSent {
-			r.Outcome = outUnfinished
+		if r.Outcome == outSent { // no end reported before the tab closed
+			switch {
+			case r.Status >= 400:
+				r.Outcome = outFailed
+			case r.Status > 0:
+				r.Outcome = outLoaded
+			default:
+				r.Outcome = outUnfinished
+			}
 		}
 		switch {
 		case r.Outcome == outBlocked:
