@@ -256,6 +256,8 @@ type renderStats struct {
 	started  time.Time
 	ended    time.Time
 	ua       string // the browser's own User-Agent
+	sendMu   sync.Mutex
+	lastSent time.Time // when the browser last reported a request to the site sent (sendMu)
 	ran      bool
 	outcome  string
 	errorMsg string
@@ -269,6 +271,7 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 	}
 	st := &c.render
 	st.ran, st.started = true, c.env.Now()
+	debugf("crawl took %s", res.ended.Sub(res.started))
 	defer func() { st.ended = c.env.Now(); res.ended = st.ended }()
 
 	cands, err := c.st.renderCandidates(context.WithoutCancel(ctx), c.inScope)
@@ -288,7 +291,9 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 		defer func() { c.prog.finish(); c.prog = nil }()
 	}
 
+	tb := time.Now()
 	b, err := startBrowser(ctx, c.cfg.Browser, c.cfg.Resolve)
+	debugf("browser start %s", time.Since(tb))
 	if err != nil {
 		if ctx.Err() != nil {
 			st.outcome = "interrupted"
@@ -297,7 +302,7 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 		st.outcome, st.errorMsg = "failed", err.Error()
 		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass: %w", err), started: res.started}
 	}
-	defer b.close() // normal end, error, Ctrl-C: the browser goes, and its profile with it
+	defer func() { tc := time.Now(); b.close(); debugf("browser close %s", time.Since(tc)) }() // normal end, error, Ctrl-C: the browser goes, and its profile with it
 	if ua, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`navigator.userAgent`)); err == nil {
 		st.ua = ua
 	}
@@ -375,9 +380,10 @@ type tab struct {
 
 	mu       sync.Mutex
 	hops     map[network.RequestID][]*renderRequest
-	held     map[network.RequestID]func() // gate slots, released when the response is finished
-	active   map[network.RequestID]time.Time // paused or sent, not finished: when its response headers came (zero: not yet)
-	changed  time.Time                    // last time active changed
+	held     map[network.RequestID]func()        // gate slots, released when the response is finished
+	wire     map[network.RequestID]chan struct{} // closed when the browser reports the request sent
+	active   map[network.RequestID]time.Time     // paused or sent, not finished: when its response headers came (zero: not yet)
+	changed  time.Time                           // last time active changed
 	requests []*renderRequest
 	console  []consoleEntry
 	docSeen  bool
@@ -431,7 +437,7 @@ func (c *crawler) renderPage(ctx context.Context, b *browser, cand renderCandida
 	gateCtx, stopGate := context.WithCancel(ctx)
 	defer stopGate()
 	t := &tab{c: c, gateCtx: gateCtx, hops: map[network.RequestID][]*renderRequest{},
-		held: map[network.RequestID]func(){}, active: map[network.RequestID]time.Time{}, changed: time.Now()}
+		held: map[network.RequestID]func(){}, wire: map[network.RequestID]chan struct{}{}, active: map[network.RequestID]time.Time{}, changed: time.Now()}
 	tctx, closeTab := chromedp.NewContext(b.ctx, chromedp.WithListener(t.onEvent))
 	t.ctx = tctx
 	t.stopGate, t.closeTab = stopGate, closeTab
@@ -630,11 +636,18 @@ func (t *tab) onEvent(ev any) {
 			}
 			t.mu.Unlock()
 		}
+	case *network.EventRequestWillBeSentExtraInfo:
+		t.onWire(ev.RequestID)
+	case *network.EventRequestServedFromCache:
+		t.onWire(ev.RequestID)
 	case *network.EventResponseReceived:
+		t.onWire(ev.RequestID)
 		t.response(ev)
 	case *network.EventLoadingFinished:
+		t.onWire(ev.RequestID)
 		t.end(ev.RequestID, "", false)
 	case *network.EventLoadingFailed:
+		t.onWire(ev.RequestID)
 		t.end(ev.RequestID, ev.ErrorText, ev.Canceled)
 	case *runtime.EventExceptionThrown:
 		t.addConsole(consoleEntry{Kind: "exception", Message: exceptionMessage(ev.ExceptionDetails), Source: exceptionSource(ev.ExceptionDetails)})
@@ -682,7 +695,7 @@ func (t *tab) decide(ev *fetch.EventRequestPaused) {
 		t.refuse(ev.RequestID, id, req, outNotSent, "", "the page was already done with")
 		return
 	case perr != nil || (u.Scheme != "http" && u.Scheme != "https"):
-		t.let(ev.RequestID, id, req, nil) // not a network request of a site (data:, blob:...)
+		t.let(ev.RequestID, id, req, nil, nil) // not a network request of a site (data:, blob:...)
 		return
 	case notLoaded(ev.ResourceType, u):
 		t.refuse(ev.RequestID, id, req, outNotLoaded, "", "")
@@ -690,7 +703,7 @@ func (t *tab) decide(ev *fetch.EventRequestPaused) {
 		return
 	case !t.c.sameSite(u):
 		t.c.render.other.Add(1)
-		t.let(ev.RequestID, id, req, nil)
+		t.let(ev.RequestID, id, req, nil, nil)
 		return
 	}
 	req.SameSite = true
@@ -708,23 +721,67 @@ func (t *tab) decide(ev *fetch.EventRequestPaused) {
 		t.c.render.blocked.Add(1)
 		return
 	}
-	release, err := t.c.front.Acquire(t.gateCtx, u)
+	release, sent, err := t.c.acquireForBrowser(t.gateCtx, u)
 	if err != nil {
 		t.refuse(ev.RequestID, id, req, outNotSent, "", "page given up while the request waited for the politeness gate")
 		return
 	}
-	t.let(ev.RequestID, id, req, release)
+	t.let(ev.RequestID, id, req, release, sent)
+}
+
+// acquireForBrowser is the gate for a browser request to the site. Beyond frontier.Acquire, it makes
+// the gap hold from the moment the browser really sent the previous request: the browser may send a
+// request some time after it is let go (its own scheduling, a busy machine), and two requests let go a
+// gap apart could then reach the server closer than that. So browser requests are let go one at a time:
+// the next one waits until the previous one was seen leaving (sent, called by let) plus the run's
+// current gap, then passes the frontier's gate as every request does.
+func (c *crawler) acquireForBrowser(ctx context.Context, u *url.URL) (release, sent func(), err error) {
+	st := &c.render
+	st.sendMu.Lock()
+	gap := c.cfg.Gap
+	if _, ok := c.slow.Tripped(); ok {
+		_, sg := c.slow.Limits()
+		gap = max(gap, sg)
+	}
+	if wait := time.Until(st.lastSent.Add(gap)); wait > 0 {
+		timer := time.NewTimer(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			st.sendMu.Unlock()
+			return nil, nil, ctx.Err()
+		}
+	}
+	release, err = c.front.Acquire(ctx, u)
+	if err != nil {
+		st.sendMu.Unlock()
+		return nil, nil, err
+	}
+	var once sync.Once
+	return release, func() {
+		once.Do(func() {
+			st.lastSent = time.Now()
+			st.sendMu.Unlock()
+		})
+	}, nil
 }
 
 // let continues a paused request; release (the gate slot, nil for other hosts) is held until the
 // browser reports the response finished or failed.
-func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest, release func()) {
+func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest, release, sent func()) {
+	if sent == nil {
+		sent = func() {}
+	}
+	defer sent()
+	wire := make(chan struct{})
 	t.mu.Lock()
 	if release != nil {
 		t.held[id] = release
 	}
 	t.active[id] = time.Time{}
 	t.changed = time.Now()
+	t.wire[id] = wire
 	t.mu.Unlock()
 	err := chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: fid})
@@ -744,6 +801,25 @@ func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest,
 	}
 	if req.SameSite {
 		t.c.render.site.Add(1)
+		// Wait until the browser reports the request on its way (its raw headers sent, or an answer, or
+		// a failure), so that the next one is not let go before this one has left.
+		timer := time.NewTimer(2 * time.Second)
+		defer timer.Stop()
+		select {
+		case <-wire:
+		case <-timer.C:
+		case <-t.gateCtx.Done():
+		}
+	}
+}
+
+// onWire closes the wait of let for request id: the browser reported it sent, answered or failed.
+func (t *tab) onWire(id network.RequestID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ch := t.wire[id]; ch != nil {
+		close(ch)
+		delete(t.wire, id)
 	}
 }
 

@@ -51,7 +51,9 @@ func script(body string) testsite.Response {
 }
 
 // browserUA reports whether a request came from the rendered pass's browser.
-func browserUA(r testsite.Request) bool { return strings.Contains(r.Header.Get("User-Agent"), "Chrome") }
+func browserUA(r testsite.Request) bool {
+	return strings.Contains(r.Header.Get("User-Agent"), "Chrome")
+}
 
 // paths lists the request paths of reqs matching keep, sorted.
 func paths(reqs []testsite.Request, keep func(testsite.Request) bool) []string {
