@@ -109,7 +109,8 @@ func startBrowser(ctx context.Context, path string, resolve map[string]string) (
 	case err := <-done:
 		if err != nil {
 			b.close()
-			return nil, fmt.Errorf("starting the browser %s: %w", path, err)
+			// The error carries the browser's own output: enough of it to see why.
+			return nil, fmt.Errorf("starting the browser %s: %s", path, truncate(err.Error(), 800))
 		}
 	case <-timer.C:
 		b.close()

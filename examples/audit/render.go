@@ -271,13 +271,19 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 	}
 	st := &c.render
 	st.ran, st.started = true, c.env.Now()
-	debugf("crawl took %s", res.ended.Sub(res.started))
-	defer func() { st.ended = c.env.Now(); res.ended = st.ended }()
+	out := c.renderSteps(ctx, res)
+	st.ended = c.env.Now()
+	out.started, out.ended = res.started, st.ended // the run's time includes the rendered pass
+	return out
+}
+
+func (c *crawler) renderSteps(ctx context.Context, res crawlResult) crawlResult {
+	st := &c.render
 
 	cands, err := c.st.renderCandidates(context.WithoutCancel(ctx), c.inScope)
 	if err != nil {
 		st.outcome, st.errorMsg = "failed", err.Error()
-		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass: %w", err), started: res.started}
+		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass: %w", err)}
 	}
 	sample := sampleForRender(cands, c.cfg.Render)
 	st.sampled.Store(int64(len(sample)))
@@ -297,10 +303,10 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 	if err != nil {
 		if ctx.Err() != nil {
 			st.outcome = "interrupted"
-			return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err()), started: res.started}
+			return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err())}
 		}
 		st.outcome, st.errorMsg = "failed", err.Error()
-		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass: %w", err), started: res.started}
+		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass (the crawl itself finished): %w", err)}
 	}
 	defer func() { tc := time.Now(); b.close(); debugf("browser close %s", time.Since(tc)) }() // normal end, error, Ctrl-C: the browser goes, and its profile with it
 	if ua, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`navigator.userAgent`)); err == nil {
@@ -338,7 +344,7 @@ func (c *crawler) renderPass(ctx context.Context, res crawlResult) crawlResult {
 	if ctx.Err() != nil {
 		st.outcome = "interrupted"
 		c.st.endRender(runID, st)
-		return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err()), started: res.started}
+		return crawlResult{outcome: "interrupted", err: fmt.Errorf("interrupted: %w", ctx.Err())}
 	}
 	st.outcome = "finished"
 	c.st.endRender(runID, st)
