@@ -25,7 +25,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,9 +296,7 @@ func (c *crawler) renderSteps(ctx context.Context, res crawlResult) crawlResult 
 		defer func() { c.prog.finish(); c.prog = nil }()
 	}
 
-	tb := time.Now()
 	b, err := startBrowser(ctx, c.cfg.Browser, c.cfg.Resolve)
-	debugf("browser start %s", time.Since(tb))
 	if err != nil {
 		if ctx.Err() != nil {
 			st.outcome = "interrupted"
@@ -308,7 +305,7 @@ func (c *crawler) renderSteps(ctx context.Context, res crawlResult) crawlResult 
 		st.outcome, st.errorMsg = "failed", err.Error()
 		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass (the crawl itself finished): %w", err)}
 	}
-	defer func() { tc := time.Now(); b.close(); debugf("browser close %s", time.Since(tc)) }() // normal end, error, Ctrl-C: the browser goes, and its profile with it
+	defer b.close() // normal end, error, Ctrl-C: the browser goes, and its profile with it
 	if ua, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`navigator.userAgent`)); err == nil {
 		st.ua = ua
 	}
@@ -394,12 +391,49 @@ type tab struct {
 	console  []consoleEntry
 	docSeen  bool
 	docCode  int
-	pending  sync.WaitGroup // decide goroutines
+	pending  pendingGroup // decide goroutines
 
 	closing  atomic.Bool // the page is done with: every request paused from now on is failed, unsent
 	stopGate context.CancelFunc
 	closeTab context.CancelFunc
 	once     sync.Once
+}
+
+// pendingGroup counts goroutines like a sync.WaitGroup, but may be added to while another goroutine
+// waits: events keep arriving (and starting decisions) while a page is being shut down.
+type pendingGroup struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0
+}
+
+func (p *pendingGroup) add() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		p.zero = make(chan struct{})
+	}
+	p.n++
+}
+
+func (p *pendingGroup) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n == 0 {
+		close(p.zero)
+	}
+}
+
+// wait returns once no goroutine is counted.
+func (p *pendingGroup) wait() {
+	p.mu.Lock()
+	if p.n == 0 {
+		p.mu.Unlock()
+		return
+	}
+	ch := p.zero
+	p.mu.Unlock()
+	<-ch
 }
 
 // shutdown ends the page without letting anything more reach the site. A request still paused when
@@ -409,23 +443,21 @@ type tab struct {
 // Slots still held then (a request the closing tab cancelled may never report its end) go back last.
 func (t *tab) shutdown() {
 	t.once.Do(func() {
-		t0 := time.Now()
-		defer func() { debugf("shutdown %s", time.Since(t0)) }()
 		t.closing.Store(true)
 		t.stopGate()
-		t.pending.Wait()
+		t.pending.wait()
 		bctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 		_ = chromedp.Do(bctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, cdppage.Navigate, cdppage.NavigateParams{URL: "about:blank"})
 			return err
 		}))
 		cancel()
-		t.pending.Wait()
+		t.pending.wait()
 		cctx, cancel := context.WithTimeout(t.ctx, 5*time.Second)
 		_ = chromedp.Cancel(cctx)
 		cancel()
 		t.closeTab()
-		t.pending.Wait()
+		t.pending.wait()
 		t.mu.Lock()
 		for id, rel := range t.held {
 			rel()
@@ -451,7 +483,9 @@ func (c *crawler) renderPage(ctx context.Context, b *browser, cand renderCandida
 
 	// Open the tab and switch the interception on before the page is asked for.
 	err := chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		t.mu.Lock()
 		t.frame = cdp.FrameID(tg.TargetID) // a page target's id is its main frame's id
+		t.mu.Unlock()
 		if _, err := cdp.Call(ctx, tg, network.SetBypassServiceWorker, network.SetBypassServiceWorkerParams{Bypass: true}); err != nil {
 			return err
 		}
@@ -481,9 +515,7 @@ func (c *crawler) renderPage(ctx context.Context, b *browser, cand renderCandida
 	case err != nil:
 		rec.Err = "navigation failed: " + err.Error()
 	default:
-		t0 := time.Now()
 		t.settle(lctx)
-		debugf("load %s settle %s", rec.Load, time.Since(t0))
 		if err := t.read(lctx, rec); err != nil && rec.Err == "" {
 			if lctx.Err() != nil {
 				rec.Err = fmt.Sprintf("timed out: the page did not finish within %s", c.cfg.Timeout)
@@ -623,9 +655,9 @@ func (t *tab) onEvent(ev any) {
 		t.active[id] = time.Time{}
 		t.changed = time.Now()
 		t.mu.Unlock()
-		t.pending.Add(1)
+		t.pending.add()
 		go func() {
-			defer t.pending.Done()
+			defer t.pending.done()
 			t.decide(ev)
 		}()
 	case *network.EventRequestWillBeSent:
@@ -1063,10 +1095,4 @@ func (c *crawler) printRenderSummary(w io.Writer) {
 	fmt.Fprintf(w, "Rendered pass: %d of %d sampled page%s in %s (%d could not be rendered); %d request%s to the site (%.1f a page), %d refused by robots.txt, %d images/media/fonts not loaded, %d to other hosts. Browser User-Agent: %s\n",
 		done, st.sampled.Load(), plural(int(st.sampled.Load())), st.ended.Sub(st.started).Round(time.Millisecond), st.failed.Load(),
 		site, plural(site), perPage, st.blocked.Load(), st.skipped.Load(), st.other.Load(), ua)
-}
-
-func debugf(f string, a ...any) {
-	if os.Getenv("RENDER_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, f+"\n", a...)
-	}
 }
