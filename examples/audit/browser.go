@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -120,6 +123,31 @@ func startBrowser(ctx context.Context, path string, resolve map[string]string) (
 		return nil, ctx.Err()
 	}
 	return b, nil
+}
+
+// guard switches on the browser-wide interception, the safety net under each tab's: requests paused at
+// the browser level are those a tab let go (they pass a second time) and those no tab saw at all, which
+// the browser makes on its own behalf (favicons and declared icons, prefetches). decide returns whether
+// to let one go; anything else is failed without being sent.
+func (b *browser) guard(decide func(*fetch.EventRequestPaused) bool) error {
+	br := chromedp.FromContext(b.ctx).Browser
+	if err := chromedp.ListenBrowser(b.ctx, func(ev any) {
+		e, ok := ev.(*fetch.EventRequestPaused)
+		if !ok {
+			return
+		}
+		go func() { // the listener must not block, nor send commands itself
+			if decide(e) {
+				_, _ = cdp.Call(b.ctx, br, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+				return
+			}
+			_, _ = cdp.Call(b.ctx, br, fetch.FailRequest, fetch.FailRequestParams{RequestID: e.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+		}()
+	}); err != nil {
+		return err
+	}
+	_, err := cdp.Call(b.ctx, br, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*"}}})
+	return err
 }
 
 // close shuts the browser down: a graceful Browser.close first, and if that has not finished within a

@@ -255,6 +255,9 @@ type renderStats struct {
 	started  time.Time
 	ended    time.Time
 	ua       string // the browser's own User-Agent
+	letMu    sync.Mutex
+	let      map[string]int // URLs a tab let go, not yet seen by the browser-wide interception
+	unseen   atomic.Int64   // requests the browser made on its own (no tab saw them): not sent
 	sendMu   sync.Mutex
 	lastSent time.Time // when the browser last reported a request to the site sent (sendMu)
 	ran      bool
@@ -306,6 +309,10 @@ func (c *crawler) renderSteps(ctx context.Context, res crawlResult) crawlResult 
 		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass (the crawl itself finished): %w", err)}
 	}
 	defer b.close() // normal end, error, Ctrl-C: the browser goes, and its profile with it
+	if err := b.guard(c.browserPaused); err != nil {
+		st.outcome, st.errorMsg = "failed", err.Error()
+		return crawlResult{outcome: "failed", err: fmt.Errorf("rendered pass (the crawl itself finished): intercepting the browser's requests: %w", err)}
+	}
 	if ua, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`navigator.userAgent`)); err == nil {
 		st.ua = ua
 	}
@@ -735,7 +742,7 @@ func (t *tab) decide(ev *fetch.EventRequestPaused) {
 	case perr != nil || (u.Scheme != "http" && u.Scheme != "https"):
 		t.let(ev.RequestID, id, req, nil, nil) // not a network request of a site (data:, blob:...)
 		return
-	case notLoaded(ev.ResourceType, u):
+	case notLoaded(ev.ResourceType, u, ev.Request.Headers):
 		t.refuse(ev.RequestID, id, req, outNotLoaded, "", "")
 		t.c.render.skipped.Add(1)
 		return
@@ -805,6 +812,41 @@ func (c *crawler) acquireForBrowser(ctx context.Context, u *url.URL) (release, s
 	}, nil
 }
 
+// markLet notes that a tab lets a request for raw go: the browser-wide interception will see it next
+// and let it through. unmarkLet undoes it when the continue failed.
+func (st *renderStats) markLet(raw string) {
+	st.letMu.Lock()
+	defer st.letMu.Unlock()
+	if st.let == nil {
+		st.let = map[string]int{}
+	}
+	st.let[raw]++
+}
+
+func (st *renderStats) unmarkLet(raw string) bool {
+	st.letMu.Lock()
+	defer st.letMu.Unlock()
+	if st.let[raw] == 0 {
+		return false
+	}
+	if st.let[raw]--; st.let[raw] == 0 {
+		delete(st.let, raw)
+	}
+	return true
+}
+
+// browserPaused decides a request paused by the browser-wide interception: one a tab let go passes;
+// one no tab saw (the browser's own favicon and icon fetches, prefetches) is not sent: it is not needed
+// to render the page, and it would otherwise reach the site around robots.txt and the gate.
+func (c *crawler) browserPaused(ev *fetch.EventRequestPaused) bool {
+	if c.render.unmarkLet(ev.Request.URL) {
+		return true
+	}
+	c.render.unseen.Add(1)
+	c.render.skipped.Add(1)
+	return false
+}
+
 // let continues a paused request; release (the gate slot, nil for other hosts) is held until the
 // browser reports the response finished or failed.
 func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest, release, sent func()) {
@@ -821,12 +863,14 @@ func (t *tab) let(fid fetch.RequestID, id network.RequestID, req *renderRequest,
 	t.changed = time.Now()
 	t.wire[id] = wire
 	t.mu.Unlock()
+	t.c.render.markLet(req.URL)
 	err := chromedp.Do(t.ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: fid})
 		return err
 	}))
 	if err != nil {
 		// The tab went away first: nothing was sent.
+		t.c.render.unmarkLet(req.URL)
 		t.mu.Lock()
 		if rel := t.held[id]; rel != nil {
 			rel()
@@ -1000,10 +1044,22 @@ func (t *tab) finish(rec *renderRecord) {
 }
 
 // notLoaded says which requests the rendered pass never sends: images, media and fonts (and the
-// browser's own favicon request) do not change the DOM, and they are most of a page's bytes.
-func notLoaded(t network.ResourceType, u *url.URL) bool {
-	return t == network.ResourceTypeImage || t == network.ResourceTypeMedia || t == network.ResourceTypeFont ||
-		(t == network.ResourceTypeOther && u.Path == "/favicon.ico")
+// browser's icon fetches: /favicon.ico, <link rel=icon>, typed Other but asking for an image) do not
+// change the DOM, and they are most of a page's bytes.
+func notLoaded(t network.ResourceType, u *url.URL, h network.Headers) bool {
+	switch t {
+	case network.ResourceTypeImage, network.ResourceTypeMedia, network.ResourceTypeFont:
+		return true
+	case network.ResourceTypeOther:
+		accept := ""
+		for k, v := range h {
+			if s, ok := v.(string); ok && strings.EqualFold(k, "Accept") {
+				accept = s
+			}
+		}
+		return u.Path == "/favicon.ico" || strings.HasPrefix(accept, "image/")
+	}
+	return false
 }
 
 // robotsWhy is the rule (or the reason) a browser request was refused for.

@@ -177,3 +177,32 @@ func TestRenderOffStartsNoBrowser(t *testing.T) {
 	assert.Empty(t, profiles(t, tmp), "no browser profile was made")
 	assert.Empty(t, processesMentioning(t, tmp))
 }
+
+// A browser that cannot start fails the run (exit 1) with its reason; the crawl before it is kept.
+func TestRenderBrowserThatFailsToStart(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "rf")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+	fake := filepath.Join(t.TempDir(), "chromium")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'this browser is broken' >&2\nexit 3\n"), 0o755))
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", jsPage("Home", "Home", "", ""))
+	r := audit(t, e, "-gap", "0", "-render", "5", "-browser", fake, "http://shop.test/")
+	require.Equal(t, exitFailure, r.code, r)
+	assert.Contains(t, r.stderr, "rendered pass (the crawl itself finished): starting the browser "+fake)
+	assert.Contains(t, r.stderr, "this browser is broken")
+	assert.Equal(t, 1, r.int(t, `SELECT COUNT(*) FROM pages WHERE status = 200`), "the crawl is kept")
+	assert.Equal(t, []string{"failed"}, r.strs(t, `SELECT outcome FROM crawls`))
+	assert.Empty(t, profiles(t, tmp), "its profile is removed")
+	assert.Empty(t, processesMentioning(t, tmp))
+}
+
+func TestHelpShowsRenderFlags(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"-h"}, &out, &errb))
+	assert.Contains(t, errb.String(), "-render N")
+	assert.Contains(t, errb.String(), "-browser path")
+}

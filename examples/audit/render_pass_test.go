@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func renderShop(s *testsite.Site) {
 	s.Route("/img/logo.png", testsite.Response{ContentType: "image/png", Body: "png"})
 
 	s.HTML("/title-js", jsPage("Loading", "Tents", "", `<script>document.title = "Tents for the coast";</script>`))
-	s.HTML("/title-same", jsPage("Lanterns", "Lanterns", "", `<script>document.title = "Lanterns";</script>`))
+	s.HTML("/title-same", jsPage("Lanterns", "Lanterns", `<link rel="icon" href="/icons/site.png">`, `<script>document.title = "Lanterns";</script>`))
 	s.HTML("/canonical-js", jsPage("Kayaks", "Kayaks", "",
 		`<script>document.head.insertAdjacentHTML("beforeend", '<link rel="canonical" href="/other">');</script>`))
 	s.HTML("/robots-js", jsPage("Stoves", "Stoves", `<meta name="robots" content="index, follow">`,
@@ -72,12 +73,18 @@ func renderShop(s *testsite.Site) {
 
 func TestRenderedPass(t *testing.T) {
 	requireBrowser(t)
+	tmp, err := os.MkdirTemp("", "rp") // the browser's profile goes under $TMPDIR; short, for its socket
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
 	n, e := loopNet(t)
 	s := n.Add("shop.test")
 	renderShop(s)
 	args := append(resolveArgs(n), "-gap", "0", "-render", "50", "http://shop.test/")
 	r := audit(t, e, args...)
 	require.Equal(t, exitOK, r.code, r)
+	assert.Empty(t, processesMentioning(t, tmp), "at the normal end no browser process is left")
+	assert.Empty(t, profiles(t, tmp), "and its profile is removed")
 	reqs := s.Requests()
 	if testing.Verbose() {
 		for _, row := range r.strs(t, `SELECT page_url || ' ' || url || ' ' || outcome || ' ' || COALESCE(status,0) || ' ' || COALESCE(error,'') FROM render_requests`) {
@@ -100,8 +107,12 @@ func TestRenderedPass(t *testing.T) {
 		assert.Equal(t, 2, r.int(t, `SELECT blocked_robots FROM render_pages WHERE url = 'http://shop.test/blocked-js'`))
 	})
 
-	t.Run("images never loaded", func(t *testing.T) {
+	t.Run("images and icons never loaded", func(t *testing.T) {
 		assert.Zero(t, s.Count("/img/logo.png"))
+		// The browser fetches icons on its own, sometimes outside any tab's interception: the
+		// browser-wide interception catches those.
+		assert.Zero(t, s.Count("/favicon.ico"))
+		assert.Zero(t, s.Count("/icons/site.png"))
 		assert.Equal(t, []string{"not_loaded"}, r.strs(t, `SELECT outcome FROM render_requests WHERE url = 'http://shop.test/img/logo.png'`))
 	})
 
@@ -135,7 +146,10 @@ func TestRenderedPass(t *testing.T) {
 
 	t.Run("what reached the site is what the pass recorded", func(t *testing.T) {
 		browserReqs := len(paths(reqs, browserUA))
-		assert.Equal(t, browserReqs, r.int(t, `SELECT SUM(site_requests) FROM render_pages`))
+		if !assert.Equal(t, browserReqs, r.int(t, `SELECT SUM(site_requests) FROM render_pages`)) {
+			t.Logf("server: %v", paths(reqs, browserUA))
+			t.Logf("recorded: %v", r.strs(t, `SELECT url || ' ' || outcome || ' ' || cached || ' ' || COALESCE(error,'') FROM render_requests WHERE same_site = 1 ORDER BY url`))
+		}
 		assert.Equal(t, browserReqs, r.int(t, `SELECT site_requests FROM render_runs`))
 	})
 
