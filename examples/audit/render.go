@@ -377,8 +377,9 @@ func (c *crawler) sameSite(u *url.URL) bool {
 	return false
 }
 
-// robotsTokens are the product tokens robots.txt is read with: the crawl's own.
-func (c *crawler) renderTokens() []string { return []string{c.token} }
+// renderTokens are the product tokens robots.txt is read with for the browser: the crawl's own, as
+// its page client has them, so the browser follows exactly the rules the crawler follows.
+func (c *crawler) renderTokens() []string { return c.client.Tokens() }
 
 // tab is one page being rendered: its interception state. Events arrive on the tab's listener (in
 // order, and it must not block); decisions that wait (robots.txt, the gate) run in goroutines.

@@ -31,7 +31,9 @@ var renderDefects = map[string]string{
 var renderCleanPages = []string{"/", "/title-same", "/console-only", "/clean-js", "/external-js"}
 
 func renderShop(s *testsite.Site) {
-	s.Robots("User-agent: *\nDisallow: /private/\n")
+	// The group naming the crawler is the one the browser follows too (it reads robots.txt with the
+	// crawl's tokens, not with its own User-Agent): under the * group nothing would be allowed.
+	s.Robots("User-agent: CrawlCove-Crawler\nDisallow: /private/\n\nUser-agent: *\nDisallow: /\n")
 	var links []string
 	for p := range renderDefects {
 		links = append(links, p)
