@@ -31,6 +31,50 @@
 // fetched twice, and Done then reports ErrLeaseLost to a worker that
 // stalled past its lease.
 //
+// # Request starts: what a site owner sees
+//
+// The gap a site owner reads is between request starts as the site sees
+// them. The gate admits a request at a moment of the Redis clock, but the
+// request leaves its worker later — after the reply came back, the
+// worker's goroutines ran and a connection was found: under -race on a
+// loaded 2-core machine 4 ms typically and up to 80 ms, more for one
+// request than for the next, enough to bring two requests to a site
+// closer than the gap between their admissions (measured: 93 µs apart
+// for a 50 ms gap). So an admission is good for Config.StartWindow
+// (10 ms), counted on the worker's clock from when it sent the Redis call
+// that admitted the request — no clock is compared with Redis's:
+//
+//   - A request starts when its first bytes are handed to the kernel. The
+//     transport Config.Client gets (Frontier.Transport) checks at the last
+//     moment — on HTTP/1.x inside the connection's Write, just before
+//     write(2); on HTTP/2 when the connection is assigned — that the
+//     window has not passed. If it has, the request is not sent but
+//     admitted again, waiting for the gaps (its in-flight slot is still
+//     counted): FleetStats.Readmitted.
+//   - The gate spaces admissions to a site by its gap plus StartWindow
+//     (for every nonzero gap: the site's, the run's, the slowdown's), so
+//     requests start at least the gap apart across the fleet.
+//   - The worker may still be descheduled between that check and write(2)
+//     (measured under the same load: 15 µs typically, a rare stall of
+//     18 ms). When the write returns later than the window allowed, the
+//     worker records a start at that moment in Redis before going on
+//     (FleetStats.LateStarts, event redisfrontier.late_start), which the
+//     next admission is spaced from; only a stall longer than the gap plus
+//     StartWindow could bring two starts closer than the gap.
+//
+// The site sees requests arrive at least the gap apart, less the
+// difference between two requests' paths from write(2) to its kernel:
+// microseconds on loopback (the tests measure arrivals with the server
+// kernel's receive timestamps, to within 2 ms), the network's jitter on
+// the internet, which no crawler controls. In flight it sees at most the
+// limit: a request is handled within its slot. A crawl with a gap runs
+// StartWindow per request slower (3 % at the default 300 ms); with gap 0
+// nothing is added, and the window still bounds how late a request
+// admitted before a 429 may start. A worker whose Redis round trip
+// exceeds StartWindow can start nothing: its requests fail with
+// ErrLateStart. Every request admitted and every late start can be
+// logged (Config.Logger), on the Redis clock.
+//
 // Waiters are woken by a publish on the crawl's channel whenever a script
 // frees capacity or queues work, and otherwise sleep exactly until the
 // time the script named (the next gap, the next lease expiry): there is no
