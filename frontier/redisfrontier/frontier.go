@@ -56,7 +56,7 @@ type Frontier struct {
 	admitMu  sync.Mutex
 	admits   map[string][]admission
 	admitN   int
-	ownBase  []*http.Transport // base transports made by Transport(nil)
+	ownBase  []*http.Transport // base transports made by Transport (admitMu)
 
 	mu       sync.Mutex
 	sites    map[string]Limits   // units known to be sites
@@ -256,7 +256,10 @@ func (f *Frontier) Close() error {
 	defer cancel()
 	err := f.flushReleases(ctx)
 	f.wake.close()
-	for _, t := range f.ownBase {
+	f.admitMu.Lock()
+	own := f.ownBase
+	f.admitMu.Unlock()
+	for _, t := range own {
 		t.CloseIdleConnections()
 	}
 	return err

@@ -201,8 +201,8 @@ func (f *Frontier) Transport(base http.RoundTripper) http.RoundTripper {
 		return &startTransport{f: f, base: base}
 	}
 	dial := ht.DialContext
-	if dial == nil && ht.Dial != nil { //nolint:staticcheck // honour the deprecated field as http.Transport does
-		d := ht.Dial //nolint:staticcheck
+	//lint:ignore SA1019 honour the deprecated field, as http.Transport does when DialContext is nil
+	if d := ht.Dial; dial == nil && d != nil {
 		dial = func(_ context.Context, network, addr string) (net.Conn, error) { return d(network, addr) }
 	}
 	if dial == nil {
@@ -229,19 +229,19 @@ type startTransport struct {
 }
 
 func (t *startTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	g := &startGuard{f: t.f, u: req.URL, key: req.URL.String()}
-	ctx, cancel := context.WithCancelCause(req.Context())
-	g.ctx, g.cancel = ctx, cancel
+	g := &startGuard{f: t.f, u: req.URL, key: req.URL.String(), ctx: req.Context()}
 	if !t.hooks {
+		// A base we cannot see into: the last check is now.
 		if err := g.check(); err != nil {
-			cancel(nil)
 			if req.Body != nil {
 				_ = req.Body.Close()
 			}
 			return nil, err
 		}
-		g.used = true
+		return t.base.RoundTrip(req)
 	}
+	ctx, cancel := context.WithCancelCause(req.Context())
+	g.ctx, g.cancel = ctx, cancel
 	trace := &httptrace.ClientTrace{GotConn: g.gotConn}
 	resp, err := t.base.RoundTrip(req.WithContext(httptrace.WithClientTrace(ctx, trace)))
 	if gerr := g.failure(); gerr != nil {
@@ -309,11 +309,22 @@ func (g *startGuard) gotConn(info httptrace.GotConnInfo) {
 		// attempt is a start of its own.
 		g.have, g.used = false, false
 	}
+	h2 := isHTTP2(info.Conn)
+	c := startConnOf(info.Conn)
 	if err := g.check(); err != nil {
 		g.stop(err)
+		// The cancelled context alone may lose the race with an
+		// HTTP/1.x writer: make the write itself fail. (HTTP/2 checks
+		// the context before it writes a request's headers.)
+		switch {
+		case c != nil:
+			c.arm(g) // its Write refuses
+		case !h2:
+			_ = info.Conn.Close()
+		}
 		return
 	}
-	if c := startConnOf(info.Conn); c != nil {
+	if c != nil && !h2 {
 		// HTTP/1.x on a connection of ours: the final check comes in its
 		// Write, the last moment before the request leaves.
 		c.arm(g)
@@ -404,18 +415,21 @@ func (c *startConn) Write(p []byte) (int, error) {
 }
 
 // startConnOf finds the startConn under a connection the transport
-// reports (a *tls.Conn over one for HTTPS); nil for HTTP/2, whose
-// connection carries many requests' frames, and for connections not
+// reports (a *tls.Conn over one for HTTPS); nil for connections not
 // dialed by a Frontier's Transport.
 func startConnOf(c net.Conn) *startConn {
 	if tc, ok := c.(*tls.Conn); ok {
-		if tc.ConnectionState().NegotiatedProtocol == "h2" {
-			return nil
-		}
 		c = tc.NetConn()
 	}
 	sc, _ := c.(*startConn)
 	return sc
+}
+
+// isHTTP2 reports whether c negotiated HTTP/2, whose connection carries
+// many requests' frames: no single Write starts this request.
+func isHTTP2(c net.Conn) bool {
+	tc, ok := c.(*tls.Conn)
+	return ok && tc.ConnectionState().NegotiatedProtocol == "h2"
 }
 
 // cancelOnClose ends the request's context when the body is done with.

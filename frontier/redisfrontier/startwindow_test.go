@@ -3,6 +3,7 @@ package redisfrontier_test
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -187,4 +189,136 @@ func TestStartWindowOverHTTP2(t *testing.T) {
 	st, err := f.FleetStats(t.Context())
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, st.Readmitted, 1, "the request on the slow connection was admitted again")
+}
+
+// roundTripperFunc is a base transport that is not an *http.Transport.
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTransportUsesAFreshAdmissionAndRenewsAStaleOne: wired by hand, a
+// request sent through Transport right after Acquire goes out on that
+// admission (no Redis call of its own); one sent after the window has
+// passed is admitted again first. Both for an *http.Transport base
+// (checked in the connection) and any other (checked on entry).
+func TestTransportUsesAFreshAdmissionAndRenewsAStaleOne(t *testing.T) {
+	const window = 200 * time.Millisecond // "fresh" even on a loaded machine under -race
+	site := testsite.New(t)
+	site.HTML("/", "home")
+	plain := &http.Transport{}
+	t.Cleanup(plain.CloseIdleConnections)
+	for _, tc := range []struct {
+		name string
+		base http.RoundTripper
+	}{
+		{"http.Transport", &http.Transport{}},
+		{"other", roundTripperFunc(plain.RoundTrip)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, rdb := startRedis(t)
+			cfg := redisfrontier.DefaultConfig("byhand")
+			cfg.Site = redisfrontier.Limits{MaxDepth: 1, InFlight: 1, Gap: 20 * time.Millisecond}
+			cfg.StartWindow = window
+			f, err := redisfrontier.New(t.Context(), rdb, cfg)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = f.Close() })
+			hc := &http.Client{Transport: f.Transport(tc.base)}
+			get := func(stale bool) {
+				req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, site.URL()+"/", nil)
+				require.NoError(t, err)
+				release, err := f.Acquire(t.Context(), req.URL)
+				require.NoError(t, err)
+				defer release()
+				if stale {
+					time.Sleep(3 * window)
+				}
+				before := f.RoundTrips()
+				resp, err := hc.Do(req)
+				require.NoError(t, err)
+				require.NoError(t, resp.Body.Close())
+				if !stale {
+					assert.Equal(t, before, f.RoundTrips(), "a fresh admission is used as it is")
+				}
+			}
+			get(false)
+			get(true)
+			st, err := f.FleetStats(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, 2, st.Requests)
+			assert.Equal(t, 1, st.Readmitted, "the stale admission was renewed")
+		})
+	}
+}
+
+// slowReplies is a TCP proxy to addr that holds every reply back by
+// delay: a Redis farther away than a worker's start window.
+func slowReplies(t *testing.T, addr string, delay time.Duration) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var conns sync.WaitGroup
+	t.Cleanup(func() { _ = l.Close(); conns.Wait() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				_ = c.Close()
+				continue
+			}
+			closeBoth := func() { _ = c.Close(); _ = s.Close() }
+			conns.Go(func() { // requests go straight through
+				defer closeBoth()
+				_, _ = io.Copy(s, c)
+			})
+			conns.Go(func() { // replies wait
+				defer closeBoth()
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := s.Read(buf)
+					if n > 0 {
+						time.Sleep(delay)
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			})
+			t.Cleanup(closeBoth)
+		}
+	}()
+	return l.Addr().String()
+}
+
+// TestStartWindowShorterThanRedisRoundTrip: every admission comes back
+// later than the window, so no request can start: it fails with
+// ErrLateStart after a bounded number of tries and never reaches the
+// site.
+func TestStartWindowShorterThanRedisRoundTrip(t *testing.T) {
+	srv, _ := startRedis(t)
+	rdb := redis.NewClient(&redis.Options{Addr: slowReplies(t, srv.Addr(), 10*time.Millisecond)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	site := testsite.New(t)
+	site.HTML("/", "home")
+	cfg := redisfrontier.DefaultConfig("far")
+	cfg.Site = redisfrontier.Limits{MaxDepth: 1, InFlight: 1}
+	cfg.StartWindow = 2 * time.Millisecond
+	f, err := redisfrontier.New(t.Context(), rdb, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close() })
+	hc := &http.Client{Transport: f.Transport(nil)}
+	req, err := http.NewRequestWithContext(shortCtx(t, 30*time.Second), http.MethodGet, site.URL()+"/", nil)
+	require.NoError(t, err)
+	release, err := f.Acquire(req.Context(), req.URL)
+	require.NoError(t, err)
+	defer release()
+	_, err = hc.Do(req)
+	require.ErrorIs(t, err, redisfrontier.ErrLateStart)
+	assert.Zero(t, site.Total(), "nothing was sent")
 }
