@@ -84,7 +84,8 @@
 //
 // A page costs three round trips: Next, Acquire, and Finish, which adds
 // the page's links and marks it done in one call (Add per link and Done
-// work too, in more calls). Links are checked against robots.txt before
+// work too, in more calls); a request that misses its start window (see
+// below) costs one more. Links are checked against robots.txt before
 // they are queued (Config.Robots); a disallowed URL is never requested.
 //
 // # Seen set

@@ -30,10 +30,14 @@ import (
 // StartWindow, so two requests leave the fleet at least the gap apart.
 //
 // The check is made by the transport Config.Client gets (Frontier.Transport):
-// on HTTP/1.x in the connection's writer, after the request line is
-// buffered and before anything is flushed; on HTTP/2 when the connection
-// is assigned (the writer then holds the connection's write lock, where
-// waiting would stall its other streams).
+// on HTTP/1.x inside the connection's Write, with the request's first
+// bytes, just before write(2); on HTTP/2 when the connection is assigned
+// (its writer holds the connection's write lock, where waiting would
+// stall its other streams, and a Write carries frames of many requests).
+// What no check can reach — the worker descheduled between the check and
+// write(2) — is caught when the write returns: a request that left later
+// than its window allowed is recorded as a start at that moment
+// (afterWrite), before the gate is likely to admit the next request.
 
 // maxLateStarts bounds how often one request is admitted again in a row
 // before it fails with ErrLateStart: with a start window shorter than the
