@@ -39,6 +39,7 @@ type config struct {
 	Resolve     map[string]string // "host:port" -> "addr:port"
 	Demo        bool
 	Quiet       bool
+	NoReport    bool // -no-report: no HTML report at the end
 	URL         string
 }
 
@@ -79,9 +80,12 @@ func (r *resolveFlag) Set(v string) error {
 
 const usageText = `usage: audit [flags] URL
        audit [flags] -demo
+       audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
+       audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
-obeying robots.txt, and writes pages, links and findings to a SQLite file.
+obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
+(audit-report-<crawl>.html next to the file).
 
 Exit status: 0 crawl finished, 2 usage error, 3 site off limits (robots.txt unreachable or 5xx),
 1 any other failure (including Ctrl-C; what was crawled is kept).
@@ -108,6 +112,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR` connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
+	fs.BoolVar(&c.NoReport, "no-report", false, "do not write the HTML report at the end")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)

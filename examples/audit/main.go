@@ -54,6 +54,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "report":
+			return runReport(ctx, args[1:], stdout, stderr, e.Now)
+		case "compare":
+			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
+		}
+	}
 	cfg, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -61,9 +72,6 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n(run with -h for help)\n", err)
 		return exitUsage
-	}
-	if e.Now == nil {
-		e.Now = time.Now
 	}
 	if e.Terminal == nil {
 		e.Terminal = isTerminal
@@ -102,6 +110,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	}
 	res := c.crawl(ctx)
 	code := c.finish(res, stdout, stderr)
+	code = c.writeReport(res, code, stdout, stderr)
 	if demo != nil {
 		demo.report(stdout, cfg.UserAgent)
 	}
