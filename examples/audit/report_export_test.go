@@ -200,4 +200,3 @@ func TestJSONExport(t *testing.T) {
 		assert.Equal(t, infoOf(f["kind"].(string)).Severity.String(), f["severity"])
 	}
 }
-

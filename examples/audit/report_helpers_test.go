@@ -34,10 +34,10 @@ func reportShop(t *testing.T) (*testsite.Network, env) {
 	s.Robots("User-agent: *\nDisallow: /private/\nSitemap: http://shop.test/sitemap.xml\n")
 	s.Page("/sitemap.xml", "application/xml",
 		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
-		`<url><loc>http://shop.test/</loc></url><url><loc>http://shop.test/a</loc></url>`+
-		`<url><loc>http://shop.test/gone-listed</loc></url><url><loc>http://shop.test/orphan</loc></url>`+
-		`<url><loc>http://shop.test/private/listed</loc></url><url><loc>http://shop.test/extra</loc></url>`+
-		`<url><loc>http://other.test/x</loc></url></urlset>`)
+			`<url><loc>http://shop.test/</loc></url><url><loc>http://shop.test/a</loc></url>`+
+			`<url><loc>http://shop.test/gone-listed</loc></url><url><loc>http://shop.test/orphan</loc></url>`+
+			`<url><loc>http://shop.test/private/listed</loc></url><url><loc>http://shop.test/extra</loc></url>`+
+			`<url><loc>http://other.test/x</loc></url></urlset>`)
 	s.HTML("/", page("Home", "/a", "/b", "/broken", "/moved", "/chain", "/private/x", "/noindex", "/canon", "/xss",
 		"/err", "/reset", "/slow", "https://other.example/"))
 	s.HTML("/a", page("A", "/"))
