@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"net/http"
 	"os"
 	"regexp"
@@ -203,3 +204,5 @@ func column(rows [][]string, i int) []string {
 	}
 	return out
 }
+
+func sqlOpen(path string) (*sql.DB, error) { return sql.Open("sqlite", path) }

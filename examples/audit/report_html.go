@@ -115,6 +115,7 @@ figure.chart p.cnote { color:var(--muted); font-size:12.5px; margin:4px 0 0; }
 figure.chart svg { display:block; width:100%; height:auto; }
 svg text { font:12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill:var(--fg); }
 svg text.val { fill:var(--muted); }
+svg text.cl { font-size:11px; }
 .tbl { background:var(--card); border:1px solid var(--line); border-radius:8px; overflow-x:auto; margin:8px 0 4px; }
 table { border-collapse:collapse; width:100%; }
 th, td { text-align:left; vertical-align:top; padding:6px 10px; border-bottom:1px solid var(--line); }
@@ -356,7 +357,7 @@ func (c chart) svg() template.HTML {
 			fmt.Fprintf(&b, `<g class="bar" data-label="%s" data-value="%d"><title>%s</title>`, esc(bar.Label), bar.N, esc(tip(bar)))
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="2" fill="%s"/>`, x, base-bh, barW, bh, esc(bar.Color))
 			fmt.Fprintf(&b, `<text class="val" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x+barW/2, base-bh-4, thousands(bar.N))
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text></g>`, x+barW/2, base+16, esc(bar.Label))
+			fmt.Fprintf(&b, `<text class="cl" x="%.1f" y="%.1f" text-anchor="middle">%s</text></g>`, x+barW/2, base+16, esc(bar.Label))
 		}
 		b.WriteString(`</svg>`)
 	} else {

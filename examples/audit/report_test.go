@@ -418,7 +418,9 @@ func TestReportPagesLongTables(t *testing.T) {
 	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, env{}), errb.String())
 	doc := parseHTMLFile(t, path)
 	r := &result{}
-	r.db, _ = sql.Open("sqlite", db)
+	var err error
+	r.db, err = sqlOpen(db)
+	require.NoError(t, err)
 	defer r.db.Close()
 	n := r.int(t, `SELECT COUNT(*) FROM findings WHERE kind = 'description_missing'`)
 	require.Greater(t, n, tableRowsMax, "the generated crawl has more rows of a kind than a table carries")
