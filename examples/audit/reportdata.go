@@ -188,30 +188,50 @@ type inlinks struct {
 const inlinksShown = 3
 
 // loadInlinks counts, for every link target of the crawl, the distinct pages linking to it, and names the
-// first few. One query with window functions: a 10,000-page crawl has some 200,000 links.
+// first few (in URL order). A 10,000-page crawl has some 200,000 links: one ordered scan by the links_from
+// index, aggregated here, is several times faster than SQL's DISTINCT and window functions over them.
+// Walking the sources in URL order makes the first sources met for a target its first ones by URL.
 func loadInlinks(ctx context.Context, db *sql.DB, crawlID int64) (map[string]inlinks, error) {
-	rows, err := db.QueryContext(ctx, `SELECT to_url, from_url, n, external FROM (
-		SELECT to_url, from_url, external, ROW_NUMBER() OVER (PARTITION BY to_url ORDER BY from_url) AS rn,
-			COUNT(*) OVER (PARTITION BY to_url) AS n
-		FROM (SELECT DISTINCT to_url, from_url, external FROM links WHERE crawl_id = ? AND from_url <> to_url))
-		WHERE rn <= ?`, crawlID, inlinksShown)
+	rows, err := db.QueryContext(ctx, `SELECT from_url, to_url, external FROM links INDEXED BY links_from
+		WHERE crawl_id = ? ORDER BY from_url`, crawlID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]inlinks{}
+	out := map[string]*inlinks{}
+	var from, to, prev string
+	var ext int
+	seen := map[string]bool{} // targets of the current source page
 	for rows.Next() {
-		var to, from string
-		var n, ext int
-		if err := rows.Scan(&to, &from, &n, &ext); err != nil {
+		if err := rows.Scan(&from, &to, &ext); err != nil {
 			return nil, err
 		}
+		if from != prev {
+			clear(seen)
+			prev = from
+		}
+		if from == to || seen[to] {
+			continue
+		}
+		seen[to] = true
 		in := out[to]
-		in.N, in.External = n, ext == 1
-		in.First = append(in.First, from)
-		out[to] = in
+		if in == nil {
+			in = &inlinks{External: ext == 1}
+			out[to] = in
+		}
+		in.N++
+		if len(in.First) < inlinksShown {
+			in.First = append(in.First, from)
+		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	res := make(map[string]inlinks, len(out))
+	for k, v := range out {
+		res[k] = *v
+	}
+	return res, nil
 }
 
 // loadFindings reads the crawl's findings in the order they were written.
