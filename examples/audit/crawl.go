@@ -549,6 +549,19 @@ func (c *crawler) queueSitemapURLs(ctx context.Context) bool {
 			c.mu.Lock()
 			c.notCrawled = append(c.notCrawled, [2]string{h.sitemap, r.URL})
 			c.mu.Unlock()
+		case frontier.Duplicate:
+			// A link found it once the page limit was used up: the frontier refused it then and knows it
+			// as seen now. Without a row it was not crawled, and the limit is why, unless its host's
+			// robots.txt cannot be read (a disallowed URL has its row already).
+			c.mu.Lock()
+			crawled := c.recorded[r.URL]
+			c.mu.Unlock()
+			if v, err := c.robots.Check(ctx, c.token, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
+				continue
+			}
+			c.mu.Lock()
+			c.notCrawled = append(c.notCrawled, [2]string{h.sitemap, r.URL})
+			c.mu.Unlock()
 		}
 	}
 	return queued

@@ -80,6 +80,20 @@ func TestLinksFirstThenSitemapURLs(t *testing.T) {
 	assert.Contains(t, r.stdout, kSitemapNotCrawled)
 }
 
+// A sitemap URL that a link also found, but only once the page limit was used up, is not crawled either
+// and is reported so: the frontier refused it to the link and then knew it as seen when the sitemap
+// offered it, and it went unreported.
+func TestSitemapURLsLinkedPastThePageLimitAreReported(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	sitemapShop(s, 5, 0, "/l4", "/l3", "/l0")
+	r := audit(t, e, "-gap", "0", "-max-pages", "4", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Zero(t, s.Count("/l3")+s.Count("/l4"), "past the page limit: %v", s.Paths())
+	assert.Equal(t, []string{"http://shop.test/l3", "http://shop.test/l4"},
+		r.strs(t, `SELECT url FROM findings WHERE kind = ? ORDER BY url`, kSitemapNotCrawled), "listed, linked, and left out by the limit")
+}
+
 // With budget to spare, sitemap-only (orphan) pages are crawled after the link crawl, and their own links
 // are followed as usual.
 func TestSitemapOnlyPagesStillCrawled(t *testing.T) {
