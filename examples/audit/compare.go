@@ -406,18 +406,19 @@ func (c *comparison) view() *compareView {
 		{thousands(len(c.Appeared)), "findings appeared", "error"},
 		{thousands(len(c.Fixed)), "findings fixed", "notice"},
 	}
-	v.New = newTable("new-table", cols("URL", "Status"), len(c.New), func(i int) row {
+	b := newBudget()
+	v.New = b.table("new-table", cols("URL", "Status"), len(c.New), func(i int) row {
 		return row{sh.urlCell(c.New[i].URL), {Text: sh.all(c.New[i].After)}}
 	}, "No new URLs.")
-	v.Removed = newTable("removed-table", cols("URL", "Status before"), len(c.Removed), func(i int) row {
+	v.Removed = b.table("removed-table", cols("URL", "Status before"), len(c.Removed), func(i int) row {
 		return row{sh.urlCell(c.Removed[i].URL), {Text: sh.all(c.Removed[i].Before)}}
 	}, "No URL of the earlier crawl is missing.")
-	v.Changed = newTable("changed-table", cols("URL", "Change", "Before", "After"), len(c.Changed), func(i int) row {
+	v.Changed = b.table("changed-table", cols("URL", "Change", "Before", "After"), len(c.Changed), func(i int) row {
 		e := c.Changed[i]
 		return row{sh.urlCell(e.URL), {Text: e.What}, {Text: sh.all(e.Before), Class: "detail change-gone"}, {Text: sh.all(e.After), Class: "detail change-new"}}
 	}, "No status, title, description, canonical or indexability changed.")
 	finding := func(id string, es []diffEntry, after bool, empty string) htmlTable {
-		return newTable(id, cols("Severity", "Kind", "URL", "Detail"), len(es), func(i int) row {
+		return b.table(id, cols("Severity", "Kind", "URL", "Detail"), len(es), func(i int) row {
 			e := es[i]
 			d := e.Before
 			if after {

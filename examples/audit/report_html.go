@@ -178,13 +178,30 @@ type htmlTable struct {
 	Empty   string
 }
 
-// newTable builds a table of total rows, asking rowAt for each row it carries.
-func newTable(id string, cols []cell, total int, rowAt func(i int) row, empty string) htmlTable {
+// tableBytes bounds the table rows of one HTML file, in bytes of text plus an allowance for markup per
+// cell, so that no crawl makes a file too large to open: past it, tables carry no more rows and say how
+// many the CSV export has. Tables are filled in document order, so the errors come first. A variable
+// only so that a test can lower it.
+var tableBytes = 7 << 20
+
+// cellMarkup is the allowance for the markup around one cell's text.
+const cellMarkup = 40
+
+// rowBudget is what is left of tableBytes while one file's tables are built.
+type rowBudget struct{ left int }
+
+func newBudget() *rowBudget { return &rowBudget{left: tableBytes} }
+
+// table builds a table of total rows, asking rowAt for each row it carries: at most tableRowsMax, and
+// none once the budget is spent.
+func (b *rowBudget) table(id string, cols []cell, total int, rowAt func(i int) row, empty string) htmlTable {
 	t := htmlTable{ID: id, Columns: cols, Size: tablePageSize, Empty: empty}
-	t.Shown = min(total, tableRowsMax)
-	t.Omitted = total - t.Shown
-	for i := 0; i < t.Shown; i++ {
+	for i := 0; i < min(total, tableRowsMax) && b.left > 0; i++ {
 		r := rowAt(i)
+		for _, c := range r {
+			b.left -= len(c.Text) + len(c.Href) + cellMarkup
+		}
+		t.Shown++
 		if i < tablePageSize {
 			t.First = append(t.First, r)
 			continue
@@ -194,6 +211,7 @@ func newTable(id string, cols []cell, total int, rowAt func(i int) row, empty st
 		}
 		t.Later[len(t.Later)-1] = append(t.Later[len(t.Later)-1], r)
 	}
+	t.Omitted = total - t.Shown
 	return t
 }
 
@@ -525,7 +543,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"th
 <footer>Generated {{.Generated}} by Crawl Cove (<code>go run ./examples/audit report</code>). Self-contained: this file makes no request of any kind. Every row of every table: <code>audit report -format csv</code> or <code>-format json</code>.</footer>
 <script>{{.JS}}</script>
 </body></html>
-{{define "table"}}{{if .Shown}}<div class="tbl" id="{{.ID}}"{{if .Later}} data-paged data-size="{{.Size}}" data-rows="{{.Shown}}"{{end}}>
+{{define "table"}}{{if or .Shown .Omitted}}<div class="tbl" id="{{.ID}}"{{if .Later}} data-paged data-size="{{.Size}}" data-rows="{{.Shown}}"{{end}}>
 <table><thead><tr>{{range .Columns}}<th scope="col"{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>{{range .First}}{{template "row" .}}{{end}}</tbody>{{range .Later}}
 <template>{{range .}}{{template "row" .}}{{end}}</template>{{end}}
@@ -604,7 +622,8 @@ func (d *reportData) view() *reportView {
 	for _, k := range s.Kinds {
 		kinds = append(kinds, k.Kind)
 	}
-	v.Overview = newTable("findings-overview", cols("Severity", "Finding", "Kind", "#Count", "Why it matters / how to fix"), len(kinds),
+	b := newBudget()
+	v.Overview = b.table("findings-overview", cols("Severity", "Finding", "Kind", "#Count", "Why it matters / how to fix"), len(kinds),
 		func(i int) row {
 			info := infoOf(kinds[i])
 			return row{{Text: info.Severity.String(), Badge: info.Severity.String()}, {Text: info.Title, Href: "#kind-" + info.Kind},
@@ -614,14 +633,14 @@ func (d *reportData) view() *reportView {
 		fs := byKind[k]
 		info := infoOf(k)
 		sec := kindSection{Info: info, Severity: info.Severity.String(), N: len(fs), Open: info.Severity == sevError}
-		sec.Table = newTable("kind-"+k+"-urls", cols("URL", "Detail", "Linked from"), len(fs), func(i int) row {
+		sec.Table = b.table("kind-"+k+"-urls", cols("URL", "Detail", "Linked from"), len(fs), func(i int) row {
 			return row{sh.urlCell(fs[i].URL), {Text: sh.all(fs[i].Detail), Class: "detail"}, {Text: d.linkedFrom(fs[i].URL, sh), Class: "detail"}}
 		}, "")
 		v.Kinds = append(v.Kinds, sec)
 	}
 
 	top := d.topInlinks(topInlinksMax)
-	v.Inlinks = newTable("inlinks-table", cols("URL", "#Inlinks", "Status", "Title", "#Depth"), len(top), func(i int) row {
+	v.Inlinks = b.table("inlinks-table", cols("URL", "#Inlinks", "Status", "Title", "#Depth"), len(top), func(i int) row {
 		u := top[i]
 		r := row{sh.urlCell(u), num(d.Inlinks[u].N), {Text: "not crawled"}, {}, {}}
 		if p, ok := d.byURL[u]; ok {
@@ -631,7 +650,7 @@ func (d *reportData) view() *reportView {
 	}, "No internal links.")
 
 	orph := d.orphans()
-	v.Orphans = newTable("orphans-table", cols("URL", "Status", "Listed in"), len(orph), func(i int) row {
+	v.Orphans = b.table("orphans-table", cols("URL", "Status", "Listed in"), len(orph), func(i int) row {
 		o := orph[i]
 		st := "not crawled"
 		if p, ok := d.byURL[o.URL]; ok {
@@ -641,13 +660,13 @@ func (d *reportData) view() *reportView {
 	}, "No orphan pages: every URL the sitemaps list is linked from a crawled page (or no sitemap was advertised).")
 
 	red := d.redirects()
-	v.Redirects = newTable("redirects-table", cols("URL", "#Hops", "Chain", "Ends in"), len(red), func(i int) row {
+	v.Redirects = b.table("redirects-table", cols("URL", "#Hops", "Chain", "Ends in"), len(red), func(i int) row {
 		p := red[i]
 		return row{sh.urlCell(p.URL), num(len(p.Redirects)), {Text: sh.all(chain(p)), Class: "detail"}, {Text: sh.all(endText(p)), Class: "detail"}}
 	}, "No redirects.")
 
 	bl := d.blocked()
-	v.Blocked = newTable("blocked-table", cols("URL", "Robots rule", "Found on"), len(bl), func(i int) row {
+	v.Blocked = b.table("blocked-table", cols("URL", "Robots rule", "Found on"), len(bl), func(i int) row {
 		p := bl[i]
 		found := p.FoundOn
 		if found == "" {

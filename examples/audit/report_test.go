@@ -448,3 +448,34 @@ func TestReportPagesLongTables(t *testing.T) {
 		assert.LessOrEqual(t, len(byTag(tb, "tr")), tablePageSize)
 	}
 }
+
+// However many findings a crawl has, the file stays small enough to open: the rows of all its tables
+// together stay within tableBytes (one row past it at most), and the tables left short say so.
+func TestReportSizeIsBounded(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "big.db")
+	generatedCrawl(t, db, 600)
+	size := func(budget int) (int, *html.Node) {
+		defer func(n int) { tableBytes = n }(tableBytes)
+		tableBytes = budget
+		path := filepath.Join(t.TempDir(), "r.html")
+		var out, errb bytes.Buffer
+		require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, env{}), errb.String())
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		doc, err := html.Parse(bytes.NewReader(raw))
+		require.NoError(t, err)
+		return len(raw), doc
+	}
+	full, _ := size(tableBytes)
+	empty, _ := size(0)
+	const budget = 30_000
+	bounded, doc := size(budget)
+	require.Greater(t, full-empty, 3*budget, "the crawl's rows need more than the budget")
+	assert.LessOrEqual(t, bounded-empty, budget+2_000, "table rows within the budget (plus at most one row)")
+	assert.Greater(t, bounded-empty, budget/2, "and the budget is used")
+	notes := findAll(doc, func(n *html.Node) bool {
+		return hasClass(n, "note") && strings.Contains(textOf(n), "more rows are not in this file")
+	})
+	assert.NotEmpty(t, notes)
+	assert.Contains(t, textOf(byID(t, doc, "redirects-table")), "more rows are not in this file", "the last tables got nothing and say so")
+}
