@@ -84,3 +84,30 @@ func TestEveryFindingKindHasSeverityAndAdvice(t *testing.T) {
 	assert.Equal(t, "notice", infoOf(kExternalLink).Severity.String())
 	assert.Equal(t, kindInfo{Kind: "no_such_kind", Severity: sevNotice, Title: "no_such_kind"}, infoOf("no_such_kind"))
 }
+
+// The README's table of finding kinds is this table: same kinds, order, severities and advice.
+func TestREADMEListsEveryFindingKind(t *testing.T) {
+	raw, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	var got []kindInfo
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cells) != 3 {
+			continue
+		}
+		kind := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		if _, ok := kindIndex[kind]; !ok && !strings.Contains(kind, "_") {
+			continue // another table of the README
+		}
+		sev := map[string]severity{"error": sevError, "warning": sevWarning, "notice": sevNotice}[cells[1]]
+		got = append(got, kindInfo{Kind: kind, Severity: sev, Advice: strings.ReplaceAll(strings.TrimSpace(cells[2]), "`", "")})
+	}
+	var want []kindInfo
+	for _, k := range kindTable {
+		want = append(want, kindInfo{Kind: k.Kind, Severity: k.Severity, Advice: k.Advice})
+	}
+	assert.Equal(t, want, got)
+}
