@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,6 +219,41 @@ func crawlAuditedSite(tb testing.TB, db string, n int) {
 	}
 }
 
+// benchCrawls caches the crawls the benchmarks read, by size, across -count runs (a 10,000-page crawl
+// takes seconds); TestMain removes them.
+var benchCrawls struct {
+	sync.Mutex
+	dir string
+	db  map[int]string
+}
+
+func benchCrawl(b *testing.B, n int) string {
+	benchCrawls.Lock()
+	defer benchCrawls.Unlock()
+	if db, ok := benchCrawls.db[n]; ok {
+		return db
+	}
+	if benchCrawls.dir == "" {
+		dir, err := os.MkdirTemp("", "audit-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchCrawls.dir, benchCrawls.db = dir, map[int]string{}
+	}
+	db := filepath.Join(benchCrawls.dir, fmt.Sprintf("crawl%d.db", n))
+	crawlAuditedSite(b, db, n)
+	benchCrawls.db[n] = db
+	return db
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchCrawls.dir != "" {
+		os.RemoveAll(benchCrawls.dir)
+	}
+	os.Exit(code)
+}
+
 // BenchmarkReport measures `audit report` (HTML) on real crawls of the generated site of 500 and 10,000
 // pages: time per report (ns/op) and the file's size.
 //
@@ -225,10 +261,8 @@ func crawlAuditedSite(tb testing.TB, db string, n int) {
 func BenchmarkReport(b *testing.B) {
 	for _, n := range []int{500, 10_000} {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			db := filepath.Join(dir, "crawl.db")
-			crawlAuditedSite(b, db, n)
-			out := filepath.Join(dir, "report.html")
+			db := benchCrawl(b, n)
+			out := filepath.Join(b.TempDir(), "report.html")
 			b.ResetTimer()
 			c0, runs := cpuTime(), 0
 			for b.Loop() {
@@ -253,8 +287,7 @@ func BenchmarkReport(b *testing.B) {
 // BenchmarkReportFormats measures the CSV and JSON exports of the 10,000-page crawl.
 func BenchmarkReportFormats(b *testing.B) {
 	dir := b.TempDir()
-	db := filepath.Join(dir, "crawl.db")
-	crawlAuditedSite(b, db, 10_000)
+	db := benchCrawl(b, 10_000)
 	for _, f := range []string{"csv", "json"} {
 		b.Run(f, func(b *testing.B) {
 			out := filepath.Join(dir, "out-"+f)

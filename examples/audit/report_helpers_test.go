@@ -196,13 +196,4 @@ func tableRowsOf(t *testing.T, doc *html.Node, id string) [][]string {
 	return out
 }
 
-// column is column i of rows.
-func column(rows [][]string, i int) []string {
-	out := make([]string, len(rows))
-	for j, r := range rows {
-		out[j] = r[i]
-	}
-	return out
-}
-
 func sqlOpen(path string) (*sql.DB, error) { return sql.Open("sqlite", path) }
