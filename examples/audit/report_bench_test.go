@@ -291,12 +291,15 @@ func BenchmarkReportFormats(b *testing.B) {
 	for _, f := range []string{"csv", "json"} {
 		b.Run(f, func(b *testing.B) {
 			out := filepath.Join(dir, "out-"+f)
+			c0, runs := cpuTime(), 0
 			for b.Loop() {
 				var so, se bytes.Buffer
 				if code := runEnv(context.Background(), []string{"report", "-db", db, "-format", f, "-o", out}, &so, &se, env{}); code != exitOK {
 					b.Fatalf("exit %d: %s", code, se.String())
 				}
+				runs++
 			}
+			b.ReportMetric(float64((cpuTime()-c0).Milliseconds())/float64(runs), "cpu-ms/op")
 		})
 	}
 }

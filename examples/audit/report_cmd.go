@@ -107,7 +107,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer, now
 		return failed(stderr, "report", err)
 	}
 	defer sqlDB.Close()
-	d, err := loadReport(ctx, sqlDB, *crawl)
+	need := map[string]reportNeeds{"html": needAll, "json": needSummary, "csv": needCrawl}[*format]
+	d, err := loadReport(ctx, sqlDB, *crawl, need)
 	if err != nil {
 		return failed(stderr, "report", err)
 	}
@@ -200,7 +201,7 @@ func (c *crawler) writeReport(res crawlResult, code int, stdout, stderr io.Write
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	path := defaultReportPath(c.cfg.DB, c.st.crawlID, "html")
-	d, err := loadReport(ctx, c.st.db, c.st.crawlID)
+	d, err := loadReport(ctx, c.st.db, c.st.crawlID, needAll)
 	if err == nil {
 		err = writeAtomic(path, func(w io.Writer) error { return writeHTML(w, d, c.env.Now()) })
 	}

@@ -268,11 +268,21 @@ type reportData struct {
 // listedURL is a URL a sitemap lists, with the first sitemap that listed it.
 type listedURL struct{ URL, Sitemap string }
 
-// loadReport reads crawl id (0 = the latest) of db.
-func loadReport(ctx context.Context, db *sql.DB, id int64) (*reportData, error) {
+// What loadReport reads besides the crawls row: the exports need neither the pages nor the links read
+// into memory (they stream the tables), JSON needs the pages for its summary, HTML everything.
+type reportNeeds int
+
+const (
+	needCrawl   reportNeeds = iota // csv
+	needSummary                    // json
+	needAll                        // html
+)
+
+// loadReport reads crawl id (0 = the latest) of db, as much of it as need says.
+func loadReport(ctx context.Context, db *sql.DB, id int64, need reportNeeds) (*reportData, error) {
 	c, err := loadCrawl(ctx, db, id)
-	if err != nil {
-		return nil, err
+	if err != nil || need == needCrawl {
+		return &reportData{Crawl: c}, err
 	}
 	d := &reportData{Crawl: c}
 	if d.Pages, err = loadFullPages(ctx, db, c.ID); err != nil {
@@ -285,8 +295,10 @@ func loadReport(ctx context.Context, db *sql.DB, id int64) (*reportData, error) 
 	if d.Findings, err = loadFindings(ctx, db, c.ID); err != nil {
 		return nil, fmt.Errorf("read findings: %w", err)
 	}
-	if d.Inlinks, err = loadInlinks(ctx, db, c.ID); err != nil {
-		return nil, fmt.Errorf("read links: %w", err)
+	if need == needAll {
+		if d.Inlinks, err = loadInlinks(ctx, db, c.ID); err != nil {
+			return nil, fmt.Errorf("read links: %w", err)
+		}
 	}
 	st := &store{db: db, crawlID: c.ID}
 	if d.Sitemaps, err = st.loadSitemaps(ctx); err != nil {
