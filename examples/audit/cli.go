@@ -93,6 +93,23 @@ Exit status: 0 crawl finished, 2 usage error, 3 site off limits (robots.txt unre
 Flags:
 `
 
+// printFlags is flag.PrintDefaults, except that a usage text that starts with its back-quoted name
+// ("`HOST:PORT:ADDR`: connect to...") does not say the name a second time under the flag.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	out := b.String()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, _ := flag.UnquoteUsage(f)
+		if strings.HasPrefix(f.Usage, "`"+name+"`: ") {
+			out = strings.Replace(out, "\t"+name+": ", "\t", 1)
+		}
+	})
+	fmt.Fprint(w, out)
+}
+
 // parseArgs parses the command line. Output of -h goes to stderr.
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
@@ -109,15 +126,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; the robots.txt token is derived from it")
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
 	var resolve resolveFlag
-	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR` connect to ADDR for HOST:PORT, like curl (repeatable)")
+	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR`: connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&c.NoReport, "no-report", false, "do not write the HTML report at the end")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
+			printFlags(stderr, fs)
 			return nil, err
 		}
 		msg := err.Error()

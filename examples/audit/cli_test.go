@@ -54,9 +54,11 @@ func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"-h"}, &out, &errb)
 	assert.Equal(t, exitOK, code)
-	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "Exit status"} {
+	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "-no-report", "Exit status"} {
 		assert.Contains(t, errb.String(), f)
 	}
+	assert.Equal(t, 1, strings.Count(errb.String(), "HOST:PORT:ADDR"), "the placeholder is said once:\n%s", errb.String())
+	assert.Contains(t, errb.String(), "  -resolve HOST:PORT:ADDR\n    \tconnect to ADDR for HOST:PORT, like curl (repeatable)\n")
 }
 
 func TestDefaults(t *testing.T) {

@@ -246,14 +246,6 @@ func benchCrawl(b *testing.B, n int) string {
 	return db
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchCrawls.dir != "" {
-		os.RemoveAll(benchCrawls.dir)
-	}
-	os.Exit(code)
-}
-
 // BenchmarkReport measures `audit report` (HTML) on real crawls of the generated site of 500 and 10,000
 // pages: time per report (ns/op) and the file's size.
 //

@@ -58,8 +58,7 @@ func subcommandFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 func usageFailed(stderr io.Writer, cmd string, err error, usage string, fs *flag.FlagSet) int {
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stderr, usage)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
+		printFlags(stderr, fs)
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "audit %s: %v\n(run audit %s -h for help)\n", cmd, err, cmd)
