@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,4 +74,28 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, time.Duration(0), c.Gap)
 	assert.Equal(t, map[string]string{"shop.test:443": "127.0.0.1:443", "www.shop.test:443": "[::1]:443"}, c.Resolve)
 	assert.Equal(t, "https://shop.test/x", c.URL)
+}
+
+// A -db the program cannot open says why in the system's words, and the path: not SQLite's "unable to
+// open database file (14)".
+func TestDatabaseOpenErrorSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	cases := map[string]string{
+		filepath.Join(file, "audit.db"): "not a directory",
+		dir:                             "is a directory",
+	}
+	if os.Geteuid() != 0 { // root opens anything: permission denied can only be shown to other users
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		cases[filepath.Join(ro, "audit.db")] = "permission denied"
+	}
+	for path, want := range cases {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"-db", path, "http://shop.test/"}, &out, &errb)
+		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, "audit: database "+path+": "+want+"\n", errb.String())
+		assert.NotContains(t, errb.String(), "(14)")
+	}
 }

@@ -509,6 +509,9 @@ func (c *crawler) sitemaps(ctx context.Context) error {
 		return ctx.Err()
 	})
 	for _, r := range reports {
+		if r.Err != nil && ctx.Err() != nil && (errors.Is(r.Err, context.Canceled) || errors.Is(r.Err, context.DeadlineExceeded)) {
+			continue // cut short by Ctrl-C (or the site going off limits): not something the site answered
+		}
 		c.st.sitemap(sitemapRecordOf(r))
 	}
 	return err

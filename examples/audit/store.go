@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -217,11 +219,26 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	}
 	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if _, err := db.ExecContext(ctx, schema+resumeSchema); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return &store{db: db}, nil
+}
+
+// openError says why the database file could not be opened in the operating system's words ("permission
+// denied", "is a directory") with the path: SQLite itself only says "unable to open database file (14)".
+func openError(path string, err error) error {
+	f, oerr := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if oerr == nil {
+		f.Close()
+		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	var pe *fs.PathError
+	if errors.As(oerr, &pe) {
+		oerr = pe.Err // the path is said once, first
+	}
+	return fmt.Errorf("database %s: %w", path, oerr)
 }
 
 func fmtTime(t time.Time) any {

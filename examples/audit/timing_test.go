@@ -308,3 +308,24 @@ func TestRobotsTimeoutIsOffLimits(t *testing.T) {
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
 	})
 }
+
+// "One 429 anywhere in a run then slows the whole crawl": a 429 on the twin's robots.txt counts too.
+func TestTwinRobots429SlowsTheRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s, www := n.Add("shop.test"), n.Add("www.shop.test")
+		s.Robots("")
+		www.Status("/robots.txt", http.StatusTooManyRequests)
+		flatSite(s, 6, 0)
+		r := audit(t, e, "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		reqs := n.Requests()
+		require.Len(t, reqs, 10, "both robots.txt, /, 6 pages, llms.txt")
+		assert.Equal(t, "www.shop.test /robots.txt", reqs[1].Site+" "+reqs[1].Path)
+		for i := 2; i < len(reqs); i++ {
+			assert.GreaterOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 3*time.Second, "before %s", reqs[i].Path)
+		}
+		assert.Equal(t, []string{"http://www.shop.test/robots.txt"}, r.strs(t, `SELECT slowed_by FROM crawls`))
+		assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
+	})
+}
