@@ -114,7 +114,8 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 
 	// robots.txt, cached per host. The frontier asks it before queueing a URL, fetch before every request
 	// and redirect hop. Its own HTTP client is set below, once the gate exists.
-	c.robots = &robots.Cache{Now: e.Now}
+	// The copies are kept in the crawl's database too, so that a resumed crawl obeys the same ones.
+	c.robots = &robots.Cache{Now: e.Now, Store: &robotsStore{st: st}}
 
 	// The frontier: scope (start host + twin), breadth-first order, limits, robots.txt checked before a URL
 	// is queued, and the politeness gate (in flight, gap, slowdown) that every request of the run passes.
@@ -482,7 +483,9 @@ func (c *crawler) sitemaps(ctx context.Context) error {
 	// at the protocol's 50 MiB so a full-size sitemap is read whole.
 	sc := c.newClient(50 << 20)
 	sc.CheckRedirect = c.client.CheckRedirect
-	exp := &sitemap.Expander{Fetcher: sc, MaxDepth: sitemapLevel}
+	// Each sitemap's answer is kept in the database: a crawl resumed in the middle of the expansion replays
+	// them instead of asking again.
+	exp := &sitemap.Expander{Fetcher: &sitemapCache{f: sc, st: c.st}, MaxDepth: sitemapLevel}
 	seen := map[string]bool{}
 	reports, err := exp.Expand(ctx, roots, func(e sitemap.Entry, src sitemap.Source) error {
 		u, nerr := urlnorm.Normalize(e.URL)

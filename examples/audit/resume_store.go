@@ -42,17 +42,14 @@ CREATE TABLE IF NOT EXISTS sitemap_fetches (
 // robotsStore keeps a crawl's robots.txt copies in its database (robots.Store). A resumed crawl obeys the
 // same copies, and fetches a robots.txt again only when its copy has expired. Writes are synchronous:
 // robots.txt is fetched a few times per crawl.
-type robotsStore struct {
-	db      *sql.DB
-	crawlID int64
-}
+type robotsStore struct{ st *store }
 
 func (s *robotsStore) Load(ctx context.Context, authority string) (robots.Entry, bool, error) {
 	var e robots.Entry
 	var fetched, expires string
 	var errText sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT authority, url, status, body, fetched_at, expires_at, error FROM robots_cache
-		WHERE crawl_id = ? AND authority = ?`, s.crawlID, authority).Scan(&e.Authority, &e.URL, &e.Status, &e.Body, &fetched, &expires, &errText)
+	err := s.st.db.QueryRowContext(ctx, `SELECT authority, url, status, body, fetched_at, expires_at, error FROM robots_cache
+		WHERE crawl_id = ? AND authority = ?`, s.st.crawlID, authority).Scan(&e.Authority, &e.URL, &e.Status, &e.Body, &fetched, &expires, &errText)
 	if errors.Is(err, sql.ErrNoRows) {
 		return robots.Entry{}, false, nil
 	}
@@ -64,8 +61,8 @@ func (s *robotsStore) Load(ctx context.Context, authority string) (robots.Entry,
 }
 
 func (s *robotsStore) Save(ctx context.Context, e robots.Entry) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO robots_cache (crawl_id, authority, url, status, body, fetched_at, expires_at, error)
-		VALUES (?,?,?,?,?,?,?,?)`, s.crawlID, e.Authority, e.URL, e.Status, e.Body, fmtTime(e.FetchedAt), fmtTime(e.ExpiresAt), nullStr(e.Err))
+	_, err := s.st.db.ExecContext(ctx, `INSERT OR REPLACE INTO robots_cache (crawl_id, authority, url, status, body, fetched_at, expires_at, error)
+		VALUES (?,?,?,?,?,?,?,?)`, s.st.crawlID, e.Authority, e.URL, e.Status, e.Body, fmtTime(e.FetchedAt), fmtTime(e.ExpiresAt), nullStr(e.Err))
 	if err != nil {
 		return fmt.Errorf("save robots.txt copy of %s: %w", e.Authority, err)
 	}
@@ -78,9 +75,8 @@ func (s *robotsStore) Save(ctx context.Context, e robots.Entry) error {
 // deterministic, so the replay finds the same entries in the same order. The answers are deleted when the
 // crawl ends.
 type sitemapCache struct {
-	f       sitemap.Fetcher
-	db      *sql.DB
-	crawlID int64
+	f  sitemap.Fetcher
+	st *store
 }
 
 // replayedError is a sitemap fetch error read back from the database: the message survives, the type not.
@@ -92,8 +88,8 @@ func (c *sitemapCache) Get(ctx context.Context, rawURL string) (*fetch.Result, e
 	res := &fetch.Result{URL: rawURL}
 	var final, errText sql.NullString
 	var trunc int
-	err := c.db.QueryRowContext(ctx, `SELECT final_url, status, truncated, body, error FROM sitemap_fetches WHERE crawl_id = ? AND url = ?`,
-		c.crawlID, rawURL).Scan(&final, &res.Status, &trunc, &res.Body, &errText)
+	err := c.st.db.QueryRowContext(ctx, `SELECT final_url, status, truncated, body, error FROM sitemap_fetches WHERE crawl_id = ? AND url = ?`,
+		c.st.crawlID, rawURL).Scan(&final, &res.Status, &trunc, &res.Body, &errText)
 	switch {
 	case err == nil:
 		res.FinalURL, res.Truncated = final.String, trunc == 1
@@ -118,8 +114,8 @@ func (c *sitemapCache) Get(ctx context.Context, rawURL string) (*fetch.Result, e
 	if ferr != nil {
 		msg = ferr.Error()
 	}
-	if _, err := c.db.ExecContext(ctx, `INSERT OR REPLACE INTO sitemap_fetches (crawl_id, url, final_url, status, truncated, body, error)
-		VALUES (?,?,?,?,?,?,?)`, c.crawlID, rawURL, nullStr(fin), status, trunc, body, msg); err != nil {
+	if _, err := c.st.db.ExecContext(ctx, `INSERT OR REPLACE INTO sitemap_fetches (crawl_id, url, final_url, status, truncated, body, error)
+		VALUES (?,?,?,?,?,?,?)`, c.st.crawlID, rawURL, nullStr(fin), status, trunc, body, msg); err != nil {
 		return nil, fmt.Errorf("save sitemap %s: %w", rawURL, err)
 	}
 	return res, ferr
