@@ -39,7 +39,9 @@ type config struct {
 	Resolve     map[string]string // "host:port" -> "addr:port"
 	Demo        bool
 	Quiet       bool
-	NoReport    bool // -no-report: no HTML report at the end
+	NoReport    bool  // -no-report: no HTML report at the end
+	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
+	Crawl       int64 // -crawl: which one; 0 = the latest
 	URL         string
 }
 
@@ -80,6 +82,7 @@ func (r *resolveFlag) Set(v string) error {
 
 const usageText = `usage: audit [flags] URL
        audit [flags] -demo
+       audit -resume [-db FILE] [-crawl N]                                    (continue a killed crawl)
        audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
        audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
 
@@ -130,6 +133,8 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&c.NoReport, "no-report", false, "do not write the HTML report at the end")
+	fs.BoolVar(&c.Resume, "resume", false, "continue an interrupted (Ctrl-C, killed) crawl of -db, with its own settings")
+	fs.Int64Var(&c.Crawl, "crawl", 0, "with -resume: the crawl `id` to continue (default: the latest)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
@@ -167,6 +172,12 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if strings.ContainsFunc(c.UserAgent, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
 		// net/http would refuse every request, robots.txt first, and the site would look off limits.
 		return nil, usagef("-user-agent %q contains control characters", c.UserAgent)
+	}
+	if c.Resume || c.Crawl != 0 {
+		if err := resumeArgs(c, fs); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	switch {
 	case c.Demo && fs.NArg() > 0:

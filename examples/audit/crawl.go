@@ -69,6 +69,9 @@ type crawler struct {
 	heldDropped      int         // in-scope sitemap entries past sitemapHoldMax: not queued from the sitemaps
 	heldFirstDropped string      // the first of them, for the finding
 	notCrawled       [][2]string // (sitemap, URL) left out by the page limit
+
+	resume    *crawlRow       // the crawl being resumed; nil for a new one (resume.go)
+	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
 }
 
 // newCrawler wires the library together. This is the part to read to learn how the packages fit.
@@ -210,10 +213,15 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	defer stop(nil)
 	c.stopSite = stop
 
-	if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
+	if c.resume != nil {
+		if err := c.resumeCrawl(ctx); err != nil {
+			return crawlResult{outcome: "failed", err: err}
+		}
+	} else if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
 		Started: started, Settings: c.cfg.settings()}); err != nil {
 		return crawlResult{outcome: "failed", err: err}
 	}
+	defer c.keepProgress()()
 	if !c.cfg.Quiet && c.env.Terminal(c.log) {
 		c.prog = startProgress(c.log, &c.count, c.env.Now, c.progressState)
 		defer c.prog.finish()
@@ -639,12 +647,9 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 			c.mu.Unlock()
 		}
 	}
-	if strings.HasSuffix(it.URL, "/llms.txt") && strings.Count(it.URL, "/") == 3 {
+	if r := llmsRecordOf(p); r != nil {
 		c.mu.Lock()
-		c.llmsPage = &requestRecord{URL: it.URL, Purpose: "llms", Status: p.Status, ContentType: p.ContentType, Bytes: p.Bytes, Err: p.Err}
-		if len(p.Redirects) > 0 {
-			c.llmsPage.Status, c.llmsPage.Location = p.Redirects[0].Status, p.Redirects[0].Location
-		}
+		c.llmsPage = r
 		c.mu.Unlock()
 	}
 	c.recordOnce(p)
@@ -653,6 +658,18 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
 		c.siteOffLimits(fe.URL, fe.Verdict)
 	}
+}
+
+// llmsRecordOf is the llms.txt answer of a page row that is an origin's /llms.txt (a link led there).
+func llmsRecordOf(p *pageRecord) *requestRecord {
+	if !strings.HasSuffix(p.URL, "/llms.txt") || strings.Count(p.URL, "/") != 3 {
+		return nil
+	}
+	r := &requestRecord{URL: p.URL, Purpose: "llms", Status: p.Status, ContentType: p.ContentType, Bytes: p.Bytes, Err: p.Err}
+	if len(p.Redirects) > 0 {
+		r.Status, r.Location = p.Redirects[0].Status, p.Redirects[0].Location
+	}
+	return r
 }
 
 func sourceOf(it frontier.Item) string {
@@ -780,6 +797,9 @@ func (c *crawler) llms(ctx context.Context) {
 	u := c.home + "/llms.txt"
 	r, crawled := c.llmsPage, c.recorded[u]
 	c.mu.Unlock()
+	if c.requested[u] {
+		return // a resumed crawl: asked (and recorded) before the interruption
+	}
 	if r != nil && r.URL != u {
 		r = nil // a link reached another host's llms.txt; the site's own is asked below
 		crawled = false
@@ -812,6 +832,9 @@ func (c *crawler) wordPressProbes(ctx context.Context) {
 
 // extra makes one GET (robots-checked, redirects not followed) and records the answer.
 func (c *crawler) extra(ctx context.Context, raw, purpose string) {
+	if c.requested[raw] {
+		return // a resumed crawl: asked (and recorded) before the interruption
+	}
 	res, err := c.probe.Get(ctx, raw)
 	if ctx.Err() != nil {
 		return

@@ -73,6 +73,9 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		fmt.Fprintf(stderr, "audit: %v\n(run with -h for help)\n", err)
 		return exitUsage
 	}
+	if cfg.Resume {
+		return runResume(ctx, cfg, stdout, stderr, e)
+	}
 	if e.Terminal == nil {
 		e.Terminal = isTerminal
 	}

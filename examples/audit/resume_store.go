@@ -27,6 +27,28 @@ CREATE TABLE IF NOT EXISTS robots_cache (
 	error      TEXT,                      -- why it was unreachable
 	PRIMARY KEY (crawl_id, authority)
 );
+CREATE TABLE IF NOT EXISTS queue (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,              -- normalized, as the frontier queued it
+	host      TEXT NOT NULL,
+	depth     INTEGER NOT NULL,
+	from_url  TEXT NOT NULL,
+	seq       INTEGER NOT NULL,           -- push order: a resumed crawl keeps the breadth-first order
+	state     INTEGER NOT NULL,           -- 0 queued (or in flight), 1 done, 2 failed, 3 dropped (host stopped)
+	PRIMARY KEY (crawl_id, url)
+);
+CREATE TABLE IF NOT EXISTS queue_hosts (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	host      TEXT NOT NULL,
+	stopped   INTEGER NOT NULL DEFAULT 0, -- robots.txt of the host became unreachable: its URLs are refused
+	PRIMARY KEY (crawl_id, host)
+);
+CREATE TABLE IF NOT EXISTS crawl_runs (
+	crawl_id   INTEGER NOT NULL REFERENCES crawls(id),
+	pid        INTEGER NOT NULL,          -- the process that ran (or resumed) the crawl
+	host       TEXT NOT NULL,             -- on which machine
+	started_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sitemap_fetches (
 	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
 	url       TEXT NOT NULL,              -- as listed in robots.txt or an index

@@ -207,6 +207,9 @@ type store struct {
 	mu      sync.Mutex
 	err     error // first write error
 	closing sync.Once
+	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
+	// kept current for a resume).
+	onCommit func(*sql.Tx) error
 }
 
 const batchMax = 1000
@@ -283,6 +286,11 @@ func (s *store) beginCrawl(ctx context.Context, c crawlInfo) error {
 	if s.crawlID, err = res.LastInsertId(); err != nil {
 		return err
 	}
+	return s.startWriter(ctx)
+}
+
+// startWriter prepares the statements of the writer and starts it, for crawl s.crawlID.
+func (s *store) startWriter(ctx context.Context) (err error) {
 	if s.insPage, err = s.db.PrepareContext(ctx, insertPage); err != nil {
 		return err
 	}
@@ -325,6 +333,12 @@ func (s *store) commit(batch []func(*sql.Tx) error) error {
 	}
 	for _, op := range batch {
 		if err := op(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if s.onCommit != nil {
+		if err := s.onCommit(tx); err != nil {
 			tx.Rollback()
 			return err
 		}
