@@ -120,14 +120,14 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	}
 
 	client := &fetch.Client{
-		UserAgent:   m.o.userAgent,
-		Header:      m.header,
-		RobotsToken: m.token,
-		Timeout:     m.o.timeout,
-		Gate:        gate,
-		Policy:      backoff.Default(),
-		Transport:   m.base,
-		Now:         m.now,
+		UserAgent:    m.o.userAgent,
+		Header:       m.header,
+		RobotsTokens: []string{m.token},
+		Timeout:      m.o.timeout,
+		Gate:         gate,
+		Policy:       backoff.Default(),
+		Transport:    m.base,
+		Now:          m.now,
 	}
 	// robots.txt requests go through the same gate and carry the same
 	// identity as page requests. The timeout is the transport's, which
