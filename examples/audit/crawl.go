@@ -70,6 +70,7 @@ type crawler struct {
 	heldFirstDropped string      // the first of them, for the finding
 	notCrawled       [][2]string // (sitemap, URL) left out by the page limit
 
+	writing   chan struct{}   // a token per finished page not yet committed (bounds what a crash loses)
 	resume    *crawlRow       // the crawl being resumed; nil for a new one (resume.go)
 	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
 }
@@ -81,7 +82,7 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 		return nil, err
 	}
 	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}, hostStopped: map[string]bool{},
-		stopSite: func(error) {}}
+		stopSite: func(error) {}, writing: make(chan struct{}, cfg.Concurrency)}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
 		return nil, err
@@ -129,6 +130,9 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	fc.Slowdown = c.slow
 	fc.Scope = c.scope
 	fc.Now = e.Now
+	if !e.MemoryQueue {
+		fc.Queue = newSQLiteQueue(st, e.Now) // in the crawl's database, for -resume
+	}
 	if c.front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
@@ -611,8 +615,9 @@ func (c *crawler) pages(ctx context.Context) error {
 func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	res, err := c.client.Get(ctx, it.URL)
 	if err != nil && ctx.Err() != nil {
-		c.front.Done(it, ctx.Err())
-		return // interrupted: the page was not fetched, so it is not recorded
+		// Interrupted: the page was not fetched, so it is not recorded, nor given back as done: it stays
+		// queued in the database and a resumed crawl fetches it.
+		return
 	}
 	// A page answered in full before Ctrl-C is recorded like any other: everything crawled is kept.
 	p := &pageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.env.Now()}
@@ -654,6 +659,10 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	}
 	c.recordOnce(p)
 	c.front.Done(it, err)
+	// At most -concurrency finished pages wait to be written: a crash then costs a resumed crawl only
+	// those and the pages in flight, fetched again.
+	c.writing <- struct{}{}
+	c.st.afterCommit(func() { <-c.writing })
 	var fe *fetch.Error
 	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
 		c.siteOffLimits(fe.URL, fe.Verdict)

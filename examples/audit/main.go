@@ -46,6 +46,9 @@ type env struct {
 	Now func() time.Time
 	// Terminal reports whether w is a terminal (the progress line is drawn only there); nil = isTerminal.
 	Terminal func(w io.Writer) bool
+	// MemoryQueue keeps the frontier's queue in memory only, as before resume existed: the crawl cannot
+	// be resumed. Benchmarks compare the two.
+	MemoryQueue bool
 }
 
 // run is the whole program: parse args, crawl, analyse, print the summary; it returns the exit status.

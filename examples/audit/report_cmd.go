@@ -194,6 +194,10 @@ func writeAtomic(path string, fn func(io.Writer) error) (err error) {
 // writeReport writes the HTML report at the end of a crawl (unless -no-report) and says where. A crawl
 // stopped before anything was crawled (robots.txt off limits) has nothing to report.
 func (c *crawler) writeReport(res crawlResult, code int, stdout, stderr io.Writer) int {
+	if err := c.dropResumeState(res); err != nil && code == exitOK {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		code = exitFailure
+	}
 	if c.cfg.NoReport || c.st.crawlID == 0 || (res.outcome == "off_limits" && c.count.pages.Load() == 0) {
 		return code
 	}

@@ -302,3 +302,19 @@ func shellWord(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// dropResumeState deletes what only a resume needs once the crawl is over (finished, or stopped by an
+// unreachable robots.txt, which is not resumed): the sitemap answers, which can be large, and the queue.
+// An interrupted or failed crawl keeps them. The robots.txt copies stay: they record what was obeyed.
+func (c *crawler) dropResumeState(res crawlResult) error {
+	if c.st.crawlID == 0 || (res.outcome != "finished" && res.outcome != "off_limits") {
+		return nil
+	}
+	for _, q := range []string{`DELETE FROM sitemap_fetches WHERE crawl_id = ?`, `DELETE FROM queue WHERE crawl_id = ?`,
+		`DELETE FROM queue_hosts WHERE crawl_id = ?`} {
+		if _, err := c.st.db.Exec(q, c.st.crawlID); err != nil {
+			return fmt.Errorf("clearing the resume state of crawl %d: %w", c.st.crawlID, err)
+		}
+	}
+	return nil
+}

@@ -202,6 +202,8 @@ type store struct {
 
 	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
 	insLink *sql.Stmt
+	// the frontier's queue (queue.go)
+	insQueue, ackQueue *sql.Stmt
 	ops     chan func(*sql.Tx) error
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -210,6 +212,7 @@ type store struct {
 	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
 	// kept current for a resume).
 	onCommit func(*sql.Tx) error
+	after    []func() // afterCommit's functions of the batch being written; the writer's own
 }
 
 const batchMax = 1000
@@ -297,6 +300,12 @@ func (s *store) startWriter(ctx context.Context) (err error) {
 	if s.insLink, err = s.db.PrepareContext(ctx, insertLink); err != nil {
 		return err
 	}
+	if s.insQueue, err = s.db.PrepareContext(ctx, insertQueue); err != nil {
+		return err
+	}
+	if s.ackQueue, err = s.db.PrepareContext(ctx, ackQueue); err != nil {
+		return err
+	}
 	s.ops = make(chan func(*sql.Tx) error, 4096)
 	s.wg.Add(1)
 	go s.writer()
@@ -322,7 +331,19 @@ func (s *store) writer() {
 		if err := s.commit(batch); err != nil {
 			s.setErr(err)
 		}
+		for _, f := range s.after {
+			f()
+		}
+		s.after = s.after[:0]
 	}
+}
+
+// afterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
+func (s *store) afterCommit(fn func()) {
+	s.enqueue(func(*sql.Tx) error {
+		s.after = append(s.after, fn)
+		return nil
+	})
 }
 
 func (s *store) commit(batch []func(*sql.Tx) error) error {
@@ -376,7 +397,7 @@ func (s *store) flush() error {
 
 func (s *store) close() error {
 	err := s.flush()
-	for _, st := range []*sql.Stmt{s.insPage, s.insLink} {
+	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
 		if st != nil {
 			st.Close()
 		}
