@@ -204,11 +204,11 @@ type store struct {
 	insLink *sql.Stmt
 	// the frontier's queue (queue.go)
 	insQueue, ackQueue *sql.Stmt
-	ops     chan func(*sql.Tx) error
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	err     error // first write error
-	closing sync.Once
+	ops                chan func(*sql.Tx) error
+	wg                 sync.WaitGroup
+	mu                 sync.Mutex
+	err                error // first write error
+	closing            sync.Once
 	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
 	// kept current for a resume).
 	onCommit func(*sql.Tx) error
