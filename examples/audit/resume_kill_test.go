@@ -405,7 +405,7 @@ func TestResumeAfterKill(t *testing.T) {
 						unfinished++
 					}
 				}
-				assert.LessOrEqual(t, unfinished, 2*4, "at the kill, at most -concurrency pages in flight and as many waiting to be written")
+				assert.LessOrEqual(t, unfinished, (1+writeBacklog)*4, "at the kill, at most -concurrency pages in flight and writeBacklog times as many waiting to be written")
 			}
 			assertIntact(t, db)
 			got := crawlSummary(t, db)
