@@ -17,8 +17,23 @@ import (
 
 // exportTables are the database tables the CSV and JSON exports carry, each with every column in schema
 // order (so columns another feature adds are exported too). findings gets two more columns, severity
-// and advice, from kindTable.
-var exportTables = []string{"pages", "links", "findings", "sitemaps", "sitemap_urls", "requests"}
+// and advice, from kindTable. A crawl with a rendered pass (-render) has renderTables too.
+var (
+	exportTables = []string{"pages", "links", "findings", "sitemaps", "sitemap_urls", "requests"}
+	renderTables = []string{"render_runs", "render_pages", "render_links", "render_console", "render_requests"}
+)
+
+// tablesOf is what the exports of crawl id carry.
+func tablesOf(ctx context.Context, db *sql.DB, id int64) ([]string, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM render_runs WHERE crawl_id = ?`, id).Scan(&n); err != nil {
+		return nil, fmt.Errorf("read render_runs: %w", err)
+	}
+	if n == 0 {
+		return exportTables, nil
+	}
+	return append(append([]string{}, exportTables...), renderTables...), nil
+}
 
 // jsonColumns hold JSON text in the database; the JSON export embeds them as JSON, not as strings.
 var jsonColumns = map[string]bool{"settings": true, "redirects": true}
@@ -109,8 +124,12 @@ func writeCSVDir(ctx context.Context, db *sql.DB, crawlID int64, dir string) ([]
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	tables, err := tablesOf(ctx, db, crawlID)
+	if err != nil {
+		return nil, err
+	}
 	var files []string
-	for _, table := range exportTables {
+	for _, table := range tables {
 		path := filepath.Join(dir, table+".csv")
 		err := writeAtomic(path, func(w io.Writer) error {
 			if _, err := io.WriteString(w, utf8BOM); err != nil {
@@ -200,7 +219,11 @@ func writeJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 	if err := enc(d.summarize()); err != nil {
 		return err
 	}
-	for _, table := range exportTables {
+	tables, err := tablesOf(ctx, db, d.Crawl.ID)
+	if err != nil {
+		return err
+	}
+	for _, table := range tables {
 		bw.WriteByte(',')
 		if err := enc(table); err != nil {
 			return err

@@ -200,3 +200,33 @@ func TestJSONExport(t *testing.T) {
 		assert.Equal(t, infoOf(f["kind"].(string)).Severity.String(), f["severity"])
 	}
 }
+
+// A crawl with a rendered pass exports its render_* tables too, row for row; one without does not.
+func TestExportsCarryTheRenderedPass(t *testing.T) {
+	r := exportShop(t)
+	_, err := r.db.Exec(`INSERT INTO render_runs (crawl_id, browser, user_agent, requested, sampled, rendered, site_requests, started_at, outcome)
+		VALUES (1, '/usr/bin/chromium', 'Mozilla/5.0 HeadlessChrome', 20, 2, 2, 9, '2026-01-01T00:00:00Z', 'finished')`)
+	require.NoError(t, err)
+	for i, u := range []string{"http://shop.test/", "http://shop.test/a"} {
+		_, err = r.db.Exec(`INSERT INTO render_pages (crawl_id, url, depth, section, rendered_at, title, site_requests, other_requests,
+			blocked_robots, not_loaded, not_sent, failed, console_errors, exceptions) VALUES (1, ?, ?, '/', '2026-01-01T00:00:01Z', ?, 3, 0, 0, 1, 0, 0, 0, 0)`,
+			u, i, fmt.Sprint("Rendered ", i))
+		require.NoError(t, err)
+	}
+	dir := filepath.Join(t.TempDir(), "csv")
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "csv", "-o", dir}, &out, &errb, env{}), errb.String())
+	assert.Contains(t, out.String(), "requests.csv, render_runs.csv, render_pages.csv, render_links.csv, render_console.csv, render_requests.csv")
+	recs := readCSV(t, filepath.Join(dir, "render_pages.csv"))
+	require.Len(t, recs, 3)
+	assert.Equal(t, []string{"Rendered 0", "Rendered 1"}, []string{recs[1][indexOf(recs[0], "title")], recs[2][indexOf(recs[0], "title")]})
+	assert.Len(t, readCSV(t, filepath.Join(dir, "render_runs.csv")), 2)
+
+	out.Reset()
+	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "json", "-o", "-"}, &out, &errb, env{}), errb.String())
+	var doc map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
+	var pages []map[string]any
+	require.NoError(t, json.Unmarshal(doc["render_pages"], &pages))
+	assert.Len(t, pages, 2)
+}

@@ -192,8 +192,8 @@ func (k *killSite) runProgram(t *testing.T, args ...string) (int, string) {
 // crawler is doing then.
 func (k *killSite) runProgramKillAfter(t *testing.T, d time.Duration, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--"}, args...)...)
-	cmd.Env = append(os.Environ(), runAsProgramEnv+"=1", "HTTP_PROXY=", "http_proxy=")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), subprocessArgs+"="+strings.Join(args, "\x1f"), "HTTP_PROXY=", "http_proxy=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
@@ -296,7 +296,7 @@ func crawlSummary(t *testing.T, path string) map[string][]string {
 	}
 }
 
-func paths(reqs []serverRequest) []string {
+func requestPaths(reqs []serverRequest) []string {
 	out := make([]string, len(reqs))
 	for i, r := range reqs {
 		out[i] = r.Path
@@ -336,7 +336,7 @@ func TestResumeAfterKill(t *testing.T) {
 	code, out := site.runProgram(t, append(append([]string{"-db", ref}, flags...), "http://shop.test/")...)
 	require.Equal(t, exitOK, code, out)
 	want := crawlSummary(t, ref)
-	refPaths := paths(site.requests())
+	refPaths := requestPaths(site.requests())
 	require.Greater(t, len(want["pages"]), 60)
 	counts := map[string]int{}
 	for _, p := range refPaths {
