@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"log/slog"
 	"flag"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ const (
 	minConcurrency, maxConcurrency = 1, 16
 	minGap, maxGap                 = 0, 60 * time.Second
 	defaultUserAgent               = "CrawlCove-Crawler"
+	fallbackToken                  = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
 
 // config is the parsed command line.
@@ -43,7 +45,9 @@ type config struct {
 	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
 	Crawl       int64 // -crawl: which one; 0 = the latest
 	URL         string
-	Render      int    // -render N: pages of the rendered pass, 0 = off
+	Log         string       // -log FILE: decision events as JSON lines
+	logger      *slog.Logger // writes to Log; nil = silent
+	Render      int          // -render N: pages of the rendered pass, 0 = off
 	Browser     string // the browser the rendered pass runs (resolved only when Render > 0)
 }
 
@@ -128,13 +132,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "requests in flight, 1..16")
 	fs.DurationVar(&c.Gap, "gap", 300*time.Millisecond, "minimum `duration` between request starts, 0..60s")
-	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; the robots.txt token is derived from it")
+	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; robots.txt groups for its product token apply, else those for CrawlCove-Crawler, else *")
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR`: connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
 	fs.BoolVar(&c.NoReport, "no-report", false, "do not write the HTML report at the end")
+	fs.StringVar(&c.Log, "log", "", "append every decision (robots.txt, queueing, retries, slowdown...) to `file` as JSON lines")
 	fs.BoolVar(&c.Resume, "resume", false, "continue an interrupted (Ctrl-C, killed) crawl of -db, with its own settings")
 	fs.Int64Var(&c.Crawl, "crawl", 0, "with -resume: the crawl `id` to continue (default: the latest)")
 	fs.IntVar(&c.Render, "render", 0, "after the crawl, load a sample of `N` crawled pages in headless Chromium so JavaScript runs, and compare (0 = off, up to 500)")

@@ -43,7 +43,7 @@ type crawler struct {
 	start  *url.URL
 	origin string // scheme://host[:port] of the start URL
 	twin   string // origin of the www/apex twin, "" when there is none
-	token  string // robots.txt product token
+	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
 	policy *backoff.Policy
 	scope  frontier.Scope
@@ -97,9 +97,11 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	if tw := frontier.Twin(host); tw != "" {
 		c.twin = start.Scheme + "://" + tw
 	}
-	// The robots.txt token comes from the User-Agent by the robots package's rule:
-	// "CrawlCove-Crawler" -> "CrawlCove-Crawler"; "Mozilla/5.0 (compatible; X/1.0)" -> "X".
-	c.token = robots.ProductToken(cfg.UserAgent)
+	// The robots.txt tokens: the one the User-Agent names, by the robots package's rule ("CrawlCove-Crawler"
+	// -> "CrawlCove-Crawler"; "Mozilla/5.0 (compatible; X/1.0)" -> "X"), then CrawlCove-Crawler whatever
+	// -user-agent says: the bot page promises that rules written for it keep working. The first token a
+	// group names decides; the * groups apply only when none is named.
+	c.tokens = robots.Tokens(cfg.UserAgent, fallbackToken)
 
 	// The base transport: proxy from the environment, -resolve like curl. Tests swap in an in-memory one.
 	base := e.Transport
@@ -120,17 +122,18 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	// robots.txt, cached per host. The frontier asks it before queueing a URL, fetch before every request
 	// and redirect hop. Its own HTTP client is set below, once the gate exists.
 	// The copies are kept in the crawl's database too, so that a resumed crawl obeys the same ones.
-	c.robots = &robots.Cache{Now: e.Now, Store: &robotsStore{st: st}}
+	c.robots = &robots.Cache{Now: e.Now, Store: &robotsStore{st: st}, Logger: cfg.logger}
 
 	// The frontier: scope (start host + twin), breadth-first order, limits, robots.txt checked before a URL
 	// is queued, and the politeness gate (in flight, gap, slowdown) that every request of the run passes.
 	fc := frontier.DefaultConfig()
 	fc.MaxPages, fc.MaxDepth = cfg.MaxPages, cfg.MaxDepth
 	fc.MaxInFlight, fc.Gap = cfg.Concurrency, cfg.Gap
-	fc.Robots, fc.RobotsTokens = c.robots, []string{c.token}
+	fc.Robots, fc.RobotsTokens = c.robots, c.tokens
 	fc.Slowdown = c.slow
 	fc.Scope = c.scope
 	fc.Now = e.Now
+	fc.Logger = cfg.logger
 	if !e.MemoryQueue {
 		fc.Queue = newSQLiteQueue(st, e.Now) // in the crawl's database, for -resume
 		c.writing = make(chan struct{}, writeBacklog*cfg.Concurrency)
@@ -167,7 +170,8 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 func (c *crawler) newClient(maxBody int64) *fetch.Client {
 	return &fetch.Client{
 		UserAgent:    c.cfg.UserAgent,
-		RobotsTokens: []string{c.token},
+		RobotsTokens: c.tokens,
+		Logger:       c.cfg.logger,
 		Timeout:      c.cfg.Timeout,
 		MaxRedirects: 10,
 		MaxBodyBytes: maxBody,
@@ -223,7 +227,7 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 		if err := c.resumeCrawl(ctx); err != nil {
 			return crawlResult{outcome: "failed", err: err}
 		}
-	} else if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
+	} else if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: strings.Join(c.tokens, ", "),
 		Started: started, Settings: c.cfg.settings()}); err != nil {
 		return crawlResult{outcome: "failed", err: err}
 	}
@@ -238,7 +242,7 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	}
 
 	// 1. robots.txt first, for the start host and its twin.
-	v, err := c.robots.Check(ctx, c.token, c.cfg.URL)
+	v, err := c.robots.CheckAs(ctx, c.tokens, c.cfg.URL)
 	if err != nil {
 		return c.stopped(ctx, err)
 	}
@@ -246,7 +250,7 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 		return crawlResult{outcome: "off_limits", err: offLimitsError(c.origin, v)}
 	}
 	if c.twin != "" {
-		tv, err := c.robots.Check(ctx, c.token, c.twin+c.start.RequestURI())
+		tv, err := c.robots.CheckAs(ctx, c.tokens, c.twin+c.start.RequestURI())
 		if err != nil {
 			return c.stopped(ctx, err)
 		}
@@ -566,7 +570,7 @@ func (c *crawler) queueSitemapURLs(ctx context.Context) bool {
 			// The frontier checks the budget before robots.txt. Ask robots.txt here (cached, no request
 			// unless the hour is up) so a disallowed sitemap URL is still reported as blocked, not as
 			// left out by the limit.
-			if v, err := c.robots.Check(ctx, c.token, r.URL); err == nil && v.Outcome == robots.Disallowed {
+			if v, err := c.robots.CheckAs(ctx, c.tokens, r.URL); err == nil && v.Outcome == robots.Disallowed {
 				c.recordOnce(&pageRecord{URL: r.URL, Depth: 1, Source: "sitemap", Blocked: true,
 					RobotsRule: v.Decision.String()})
 				continue
@@ -581,7 +585,7 @@ func (c *crawler) queueSitemapURLs(ctx context.Context) bool {
 			c.mu.Lock()
 			crawled := c.recorded[r.URL]
 			c.mu.Unlock()
-			if v, err := c.robots.Check(ctx, c.token, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
+			if v, err := c.robots.CheckAs(ctx, c.tokens, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
 				continue
 			}
 			c.mu.Lock()
@@ -630,7 +634,8 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	p := &pageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.env.Now()}
 	if res != nil {
 		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType
-		p.Response, p.TTFB, p.Bytes, p.Truncated, p.Attempts = res.Total, res.TTFB, len(res.Body), res.Truncated, len(res.Attempts)
+		// The server's time for the final request, never the time waiting at the gate or between retries.
+		p.Response, p.TTFB, p.Bytes, p.Truncated, p.Attempts = res.ResponseTime(), res.TTFB, len(res.Body), res.Truncated, len(res.Attempts)
 		for _, h := range res.Redirects {
 			p.Redirects = append(p.Redirects, hopRecord{URL: h.URL, Status: h.Status, Location: h.Location})
 		}

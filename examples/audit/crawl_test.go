@@ -122,7 +122,31 @@ func TestTokenExactMatch(t *testing.T) {
 		for _, q := range s.Requests() {
 			assert.Equal(t, ua, q.Header.Get("User-Agent"), q.Path)
 		}
-		assert.Equal(t, "AuditBot", r.strs(t, `SELECT robots_token FROM crawls`)[0])
+		assert.Equal(t, "AuditBot, CrawlCove-Crawler", r.strs(t, `SELECT robots_token FROM crawls`)[0])
+	})
+	// "The app will keep accepting the old token, so rules you write now keep working": with a new
+	// User-Agent, a robots.txt that names only CrawlCove-Crawler still applies, and the * group does not.
+	t.Run("CrawlCove-Crawler rules apply whatever -user-agent says", func(t *testing.T) {
+		n, e := loopNet(t)
+		s, www := n.Add("shop.test"), n.Add("www.shop.test")
+		rules := "User-agent: CrawlCove-Crawler\nDisallow: /private/\n\nUser-agent: *\nDisallow: /\n"
+		s.Robots(rules)
+		www.Robots(rules)
+		s.HTML("/", page("Home", "/a", "/private/x", "http://www.shop.test/w", "http://www.shop.test/private/y"))
+		s.HTML("/a", page("A"))
+		www.HTML("/w", page("W"))
+		ua := "Mozilla/5.0 (compatible; CrawlCove/2.0; +https://crawlcove.example/bot)"
+		r := audit(t, e, "-gap", "0", "-user-agent", ua, "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, 1, s.Count("/"), "the * group (Disallow: /) does not apply: a group names one of our tokens")
+		assert.Equal(t, 1, s.Count("/a"))
+		assert.Equal(t, 1, www.Count("/w"), "on the twin too")
+		assert.Zero(t, s.Count("/private/x")+www.Count("/private/y"), "the CrawlCove-Crawler group applies")
+		for _, q := range n.Requests() {
+			assert.Equal(t, ua, q.Header.Get("User-Agent"), q.Path)
+		}
+		assert.Equal(t, "CrawlCove, CrawlCove-Crawler", r.strs(t, `SELECT robots_token FROM crawls`)[0])
+		assert.Equal(t, 2, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 1`))
 	})
 }
 

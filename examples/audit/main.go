@@ -76,6 +76,12 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		fmt.Fprintf(stderr, "audit: %v\n(run with -h for help)\n", err)
 		return exitUsage
 	}
+	closeLog, err := openLog(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		return exitFailure
+	}
+	defer closeLog()
 	if cfg.Resume {
 		return runResume(ctx, cfg, stdout, stderr, e)
 	}

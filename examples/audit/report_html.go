@@ -437,7 +437,7 @@ func (d *reportData) charts(s summary) []chart {
 		rt.Bars = append(rt.Bars, chartBar{Label: c.Label, N: c.N, Color: colBlue})
 	}
 	if s.ResponseP50 > 0 || s.ResponseP90 > 0 {
-		rt.Note = fmt.Sprintf("Median %s ms, 90th percentile %s ms (pages answered; as stored in pages.response_ms).",
+		rt.Note = fmt.Sprintf("Median %s ms, 90th percentile %s ms: the server's time for each page answered, first byte plus download (never the crawler's own waits).",
 			strconv.FormatFloat(s.ResponseP50, 'f', 1, 64), strconv.FormatFloat(s.ResponseP90, 'f', 1, 64))
 	}
 	out = append(out, rt)
@@ -728,7 +728,7 @@ func (d *reportData) politeness(s summary) []kv {
 	set := c.Settings
 	out := []kv{
 		{"User-Agent sent", c.UserAgent},
-		{"robots.txt token", c.Token + " (robots.txt fetched first and obeyed; Crawl-delay not read)"},
+		{"robots.txt tokens", c.Token + " (the first a group names decides; robots.txt fetched first and obeyed; Crawl-delay not read)"},
 		{"Requests", fmt.Sprintf("%s in all: %s for pages (%s retries; redirect hops included), %s for robots.txt, sitemaps, llms.txt and probes",
 			thousands(c.Requests), thousands(s.Attempts), thousands(s.Retries), thousands(max(0, c.Requests-s.Attempts)))},
 		{"In flight at most", fmt.Sprintf("%d", set.Concurrency)},

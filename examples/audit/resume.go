@@ -47,7 +47,7 @@ func resumeArgs(c *config, fs *flag.FlagSet) error {
 	var fixed []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "db", "resume", "crawl", "quiet", "no-report", "resolve":
+		case "db", "resume", "crawl", "quiet", "no-report", "resolve", "log":
 		default:
 			fixed = append(fixed, "-"+f.Name)
 		}

@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS crawls (
 	id            INTEGER PRIMARY KEY,
 	start_url     TEXT NOT NULL,
 	user_agent    TEXT NOT NULL,
-	robots_token  TEXT NOT NULL,
+	robots_token  TEXT NOT NULL,          -- robots.txt product tokens in order of preference, comma-separated
 	started_at    TEXT NOT NULL,
 	finished_at   TEXT,
 	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
@@ -44,8 +44,9 @@ CREATE TABLE IF NOT EXISTS pages (
 	found_on          TEXT,               -- the page it was first found on ('' = start page / sitemap)
 	source            TEXT NOT NULL,      -- start | link | sitemap | redirect
 	content_type      TEXT,
-	response_ms       REAL,               -- total time of the last attempt incl. body
-	ttfb_ms           REAL,
+	response_ms       REAL,               -- the server's time for the final request: ttfb_ms plus the download of the body
+	                                      -- (never time waiting at the politeness gate, for robots.txt or between retries)
+	ttfb_ms           REAL,               -- final request: sent -> response headers
 	bytes             INTEGER,
 	truncated         INTEGER NOT NULL DEFAULT 0,
 	attempts          INTEGER,            -- requests sent for it: retries and redirect hops included
