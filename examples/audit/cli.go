@@ -2,10 +2,10 @@ package main
 
 import (
 	"errors"
-	"log/slog"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -48,7 +48,7 @@ type config struct {
 	Log         string       // -log FILE: decision events as JSON lines
 	logger      *slog.Logger // writes to Log; nil = silent
 	Render      int          // -render N: pages of the rendered pass, 0 = off
-	Browser     string // the browser the rendered pass runs (resolved only when Render > 0)
+	Browser     string       // the browser the rendered pass runs (resolved only when Render > 0)
 }
 
 // settings is what the crawls row records about the run.

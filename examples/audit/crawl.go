@@ -41,8 +41,8 @@ type crawler struct {
 	count counters
 
 	start  *url.URL
-	origin string // scheme://host[:port] of the start URL
-	twin   string // origin of the www/apex twin, "" when there is none
+	origin string   // scheme://host[:port] of the start URL
+	twin   string   // origin of the www/apex twin, "" when there is none
 	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
 	policy *backoff.Policy
