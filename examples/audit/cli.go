@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/internal/urlnorm"
 )
 
 // Exit statuses. Scripts rely on them.
@@ -200,9 +200,15 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	case fs.NArg() > 1:
 		return nil, usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
 	default:
-		u, err := startURL(fs.Arg(0))
+		// The same rule as every program of the project (urlnorm.StartURL): an absolute http(s) URL, or a
+		// bare host name with a dot, read as https ("shop.example" -> "https://shop.example/").
+		u, err := urlnorm.StartURL(fs.Arg(0))
 		if err != nil {
-			return nil, &usageError{err.Error()}
+			var ue *urlnorm.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, usagef("bad URL %q: %v", fs.Arg(0), err)
 		}
 		c.URL = u
 	}
@@ -215,30 +221,4 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		c.Browser = b
 	}
 	return c, nil
-}
-
-// startURL accepts "https://shop.example/", "http://shop.example:8080/x" or a bare "shop.example" (https assumed).
-func startURL(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		raw = "https://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("bad URL %q: %v", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("bad URL %q: only http and https can be crawled", raw)
-	}
-	if u.Hostname() == "" {
-		return "", fmt.Errorf("bad URL %q: no host", raw)
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("bad URL %q: credentials in URLs are not supported", raw)
-	}
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	u.Fragment = ""
-	return u.String(), nil
 }

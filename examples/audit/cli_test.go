@@ -33,8 +33,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{}, "missing URL"},
 		{[]string{"http://a.test/", "http://b.test/"}, "one URL only"},
 		{[]string{"-demo", "http://a.test/"}, "-demo crawls the built-in demo site: give no URL"},
-		{[]string{"ftp://shop.test/"}, "only http and https"},
-		{[]string{"http:///nohost"}, "no host"},
+		{[]string{"ftp://shop.test/"}, `bad URL "ftp://shop.test/": scheme is not http or https`},
+		{[]string{"http:///nohost"}, `bad URL "http:///nohost": invalid host`},
+		{[]string{"notaurl"}, `bad URL "notaurl": no http:// or https://, and not a host name with a dot`},
+		{[]string{"localhost:8080"}, `bad URL "localhost:8080": no http:// or https://`},
+		{[]string{"http:shop.test"}, `bad URL "http:shop.test"`},
+		{[]string{"http://user:pw@shop.test/"}, `bad URL "http://user:pw@shop.test/": user name or password in the URL`},
+		{[]string{"  "}, `bad URL "  ": empty URL`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {

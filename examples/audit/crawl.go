@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
 	"github.com/politecrawl/polite/sitemap"
@@ -707,13 +705,9 @@ func sourceOf(it frontier.Item) string {
 
 // parse reads the page's SEO fields and links, and queues the internal links it may follow.
 func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
-	final, err := url.Parse(res.FinalURL)
+	pg, err := res.Page() // the public extractor (fetch/page): charset, <base href>, links resolved
 	if err != nil {
-		return
-	}
-	pg, err := htmlx.Options{ContentType: res.ContentType}.Parse(bytes.NewReader(res.Body), final)
-	if err != nil {
-		return // only a read error, and Body is in memory
+		return // not HTML after all, or a final URL that is not http(s): nothing to read
 	}
 	p.parsed = true
 	p.Title, p.TitleCount = pg.Title, pg.TitleCount
