@@ -60,10 +60,11 @@ type settings struct {
 	Timeout     string            `json:"timeout"`
 	Resolve     map[string]string `json:"resolve,omitempty"`
 	Demo        bool              `json:"demo,omitempty"`
+	Render      int               `json:"render,omitempty"` // -render N (a resumed crawl renders too)
 }
 
 func (c *config) settings() settings {
-	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo}
+	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo, c.Render}
 }
 
 // usageError is a command-line mistake: exit 2.
@@ -185,13 +186,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		// net/http would refuse every request, robots.txt first, and the site would look off limits.
 		return nil, usagef("-user-agent %q contains control characters", c.UserAgent)
 	}
-	if c.Resume || c.Crawl != 0 {
+	resume := c.Resume || c.Crawl != 0
+	if resume {
 		if err := resumeArgs(c, fs); err != nil {
 			return nil, err
 		}
-		return c, nil
 	}
 	switch {
+	case resume:
 	case c.Demo && fs.NArg() > 0:
 		return nil, usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))
 	case c.Demo:

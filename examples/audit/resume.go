@@ -33,7 +33,8 @@ import (
 
 // resumeArgs checks a -resume command line. The crawl continues with its own settings (its rate, limits
 // and identity are what the site has seen so far), so only where to find it and how to show it may be
-// given; -resolve too, for a staging server that moved.
+// given; -resolve too, for a staging server that moved, -log, and -render/-browser (the rendered pass
+// comes after the crawl and changes nothing of it).
 func resumeArgs(c *config, fs *flag.FlagSet) error {
 	if !c.Resume {
 		return usagef("-crawl %d is for -resume (a new crawl gets the next id)", c.Crawl)
@@ -47,7 +48,7 @@ func resumeArgs(c *config, fs *flag.FlagSet) error {
 	var fixed []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "db", "resume", "crawl", "quiet", "no-report", "resolve", "log":
+		case "db", "resume", "crawl", "quiet", "no-report", "resolve", "log", "render", "browser":
 		default:
 			fixed = append(fixed, "-"+f.Name)
 		}
@@ -85,6 +86,9 @@ func runResume(ctx context.Context, cfg *config, stdout, stderr io.Writer, e env
 	var demo *demoSite
 	if err := resumeConfig(cfg, row); err != nil {
 		fmt.Fprintf(stderr, "audit: -resume: crawl %d: %v\n", row.ID, err)
+		if errors.As(err, new(*usageError)) {
+			return exitUsage
+		}
 		return exitFailure
 	}
 	if row.Settings.Demo {
@@ -105,6 +109,7 @@ func runResume(ctx context.Context, cfg *config, stdout, stderr io.Writer, e env
 	c.resume = row
 	fmt.Fprintf(stdout, "Resuming crawl %d of %s (%s so far).\n", row.ID, row.StartURL, resumeProgress(ctx, st.db, row.ID))
 	res := c.crawl(ctx)
+	res = c.renderPass(ctx, res) // step 6, only with -render
 	code := c.finish(res, stdout, stderr)
 	code = c.writeReport(res, code, stdout, stderr)
 	if demo != nil {
@@ -168,6 +173,14 @@ func resumeConfig(cfg *config, row *crawlRow) error {
 	cfg.Demo = s.Demo
 	if len(cfg.Resolve) == 0 {
 		cfg.Resolve = s.Resolve
+	}
+	if cfg.Render == 0 && s.Render > 0 {
+		// The crawl asked for a rendered pass: the resumed one does it too (from the start, if it was cut).
+		b, err := findBrowser(cfg.Browser)
+		if err != nil {
+			return err
+		}
+		cfg.Render, cfg.Browser = s.Render, b
 	}
 	return nil
 }
