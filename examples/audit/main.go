@@ -8,6 +8,13 @@
 //
 //	go run ./examples/audit -demo                    # the built-in demo shop
 //	go run ./examples/audit -db shop.db https://shop.example/
+//	go run ./examples/audit -resume -db shop.db      # continue a crawl that was killed or interrupted
+//	go run ./examples/audit report -db shop.db       # the self-contained HTML report again (or -format csv|json)
+//	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
+//
+// The crawl writes its HTML report (audit-report-<crawl>.html, next to the database) at the end. Its
+// frontier, robots.txt copies and sitemap answers are kept in the database as it goes (queue.go,
+// resume_store.go), so that -resume continues it after a crash. examples/audit/README.md is the manual.
 //
 // What it does, and does not do, is the public bot page's promise: robots.txt first and always obeyed,
 // sitemaps only when advertised, 4 requests in flight with 300 ms between starts, Crawl-delay not read,
