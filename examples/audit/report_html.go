@@ -459,7 +459,7 @@ func (d *reportData) charts(s summary) []chart {
 	if s.SitemapTotal > 0 {
 		sm.Bars = append(sm.Bars, chartBar{Label: "listed", N: s.SitemapTotal, Color: colTeal,
 			Tip: fmt.Sprintf("listed: %s distinct URLs in the sitemaps", thousands(s.SitemapTotal))})
-		sm.Note = "Of the distinct URLs the sitemaps list: crawled and working, blocked by robots.txt, broken, or not crawled (page limit, another site)."
+		sm.Note = "Of the distinct URLs the sitemaps list: crawled and working, blocked by robots.txt, broken, or not crawled (left out by the page limit)."
 	}
 	for _, c := range s.Sitemap {
 		sm.Bars = append(sm.Bars, chartBar{Label: c.Label, N: c.N, Color: colorOr(sitemapColors, c.Label, colGrey)})

@@ -381,6 +381,9 @@ func TestResumeAfterKill(t *testing.T) {
 				code, out := site.runProgram(t, args...)
 				reqs := site.requests()
 				all = append(all, reqs...)
+				if code != 0 {
+					t.Logf("run %d killed; in flight then: %v", i+1, site.inFlightAtKill())
+				}
 				site.reset(nil)
 				if code == 0 {
 					require.Contains(t, out, "finished", out)
