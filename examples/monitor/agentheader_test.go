@@ -31,9 +31,9 @@ func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 	db := tempDB(t)
 	page := s.URL() + "/p"
 	e := env{anyGap: true} // the real base transport, as the command uses it
-	code, _, errOut := cli(t, e, "track", "-db", db, page)
+	code, _, errOut := cli(t, e, "track", "-db", db, "-allow-private", page)
 	require.Equal(t, exitOK, code, errOut)
-	code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "0s")
+	code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "0s", "-allow-private")
 	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
 
 	heads := s.Heads()

@@ -98,7 +98,7 @@ func BenchmarkRun1000Pages50Hosts(b *testing.B) {
 				before := robotsRequests(sites)
 				var out, errOut strings.Builder
 				b.StartTimer()
-				code := runEnv(context.Background(), append([]string{"run", "-db", db, "-gap", "0s", "-parallel", fmt.Sprint(parallel)}, resolve...), &out, &errOut, e)
+				code := runEnv(context.Background(), append([]string{"run", "-db", db, "-gap", "0s", "-allow-private", "-parallel", fmt.Sprint(parallel)}, resolve...), &out, &errOut, e)
 				b.StopTimer()
 				if code != exitOK || !strings.Contains(out.String(), "run: 1000 due, 1000 snapshots (0 with errors)") {
 					b.Fatalf("exit %d\n%s\n%s", code, lastLine(out.String()), errOut.String())

@@ -113,7 +113,8 @@ func TestTrackUntrackStatus(t *testing.T) {
 	code, out, _ = cli(t, e, "status", "-db", db)
 	require.Equal(t, exitOK, code)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
+	assert.Equal(t, "2 pages tracked, 0 snapshots; conditional GET: 0 answered 304 not modified, 0 B not downloaded again", lines[2])
 	assert.Equal(t, "http://example.org/  last check: never  next due: now  not checked yet", lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "https://example.com/a  "), lines[1])
 

@@ -16,7 +16,7 @@ import (
 
 func openTestStore(t *testing.T, path string) *store {
 	t.Helper()
-	st, err := openStore(context.Background(), path)
+	st, err := openStore(context.Background(), path, false)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -40,9 +40,9 @@ func TestSchemaAndWAL(t *testing.T) {
 }
 
 func TestOpenRefusesDriverOptionsInPath(t *testing.T) {
-	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro")
+	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro", false)
 	assert.Error(t, err)
-	_, err = openStore(context.Background(), "")
+	_, err = openStore(context.Background(), "", false)
 	assert.Error(t, err)
 }
 
@@ -159,7 +159,7 @@ func TestUntrackDeletesSnapshots(t *testing.T) {
 func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
 	ctx := context.Background()
 	path := tempDB(t)
-	st, err := openStore(ctx, path)
+	st, err := openStore(ctx, path, false)
 	require.NoError(t, err)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)
 	e := robots.Entry{Authority: "https://a.example", URL: "https://a.example/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
