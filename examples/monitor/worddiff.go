@@ -71,8 +71,12 @@ func tokenize(s string) []string {
 // side of a change.
 const diffContextWords = 8
 
-// diffWords diffs a and b word by word.
-func diffWords(a, b string) wordDiff {
+// diffWords diffs a and b word by word, keeping diffContextWords of
+// unchanged text around each change.
+func diffWords(a, b string) wordDiff { return diffWordsCtx(a, b, diffContextWords) }
+
+// diffWordsCtx diffs a and b; ctx < 0 keeps all unchanged text.
+func diffWordsCtx(a, b string, ctx int) wordDiff {
 	var wd wordDiff
 	if a == b {
 		return wd
@@ -123,8 +127,16 @@ func diffWords(a, b string) wordDiff {
 		}
 		wd.Segs = append(wd.Segs, seg)
 	}
-	wd.Segs = trimContext(wd.Segs, diffContextWords)
+	if ctx >= 0 {
+		wd.Segs = trimContext(wd.Segs, ctx)
+	}
 	return wd
+}
+
+// diffWordsFull is diffWords without shortening the unchanged text: the
+// equal and deleted segments spell a, the equal and inserted ones b.
+func diffWordsFull(a, b string) []diffSeg {
+	return diffWordsCtx(a, b, -1).Segs
 }
 
 // trimContext shortens long unchanged segments to ctx words around the
