@@ -79,10 +79,13 @@ func demoSites(t *testing.T, h *harness) *testsite.Site {
 	s.HTML("/private/report", htmlPage("Private", "secret"))
 	s.HTML("/evil", htmlPage(`<script>alert("x")</script>`, `<img src=x onerror=alert(1)> text`))
 	s.Route("/broken", testsite.Response{Status: http.StatusInternalServerError, Body: "oops"})
+	v := &validatingSite{}
+	v.set(htmlPage("About us", "We sell things. "+strings.Repeat("More about us. ", 300)), `"a1"`, "Sun, 29 Nov 2026 09:00:00 GMT")
+	s.Handle("/about", v.handle)
 	b := h.net.Add("blog.test")
 	b.Robots("User-agent: *\nAllow: /\n")
 	b.HTML("/", htmlPage("Blog", "Hello"))
-	h.track("http://shop.test/pricing", "http://shop.test/private/report", "http://shop.test/evil", "http://shop.test/broken", "http://blog.test/")
+	h.track("http://shop.test/pricing", "http://shop.test/private/report", "http://shop.test/evil", "http://shop.test/broken", "http://shop.test/about", "http://blog.test/")
 	h.run()
 	h.clk.Advance(6 * time.Hour)
 	h.run()
@@ -211,7 +214,7 @@ func TestFreeToolCardAndBanner(t *testing.T) {
 
 	pages, err := openTestStore(t, h.db).pages(context.Background())
 	require.NoError(t, err)
-	assert.Len(t, pages, 5, "checking tracks nothing")
+	assert.Len(t, pages, 6, "checking tracks nothing")
 
 	r = do(t, s, "POST", "/check", url.Values{"url": {"ftp://x/"}})
 	assert.Equal(t, http.StatusBadRequest, r.code)
@@ -366,7 +369,7 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 
 	r = do(t, s, "GET", "/api/pages", nil)
 	require.NoError(t, json.Unmarshal([]byte(r.body), &list))
-	assert.Equal(t, 5, list.Total)
+	assert.Equal(t, 6, list.Total)
 
 	r = do(t, s, "GET", "/api/pages/"+url.PathEscape("http://shop.test/pricing")+"/snapshots", nil)
 	require.Equal(t, http.StatusOK, r.code, r.body)

@@ -700,6 +700,9 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	sn.ID, _ = res.LastInsertId()
 	oc, detail := sn.outcome()
 	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
+	if sn.NotModified && !sn.Blocked {
+		status.Int64 = http.StatusNotModified // what the server answered this time
+	}
 	if _, err := tx.ExecContext(ctx, `
 UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcome = ?, last_detail = ?, last_status = ?
 WHERE url = ?`,
