@@ -46,7 +46,9 @@ func startServe(t *testing.T, e env, args ...string) (string, *lockedBuffer, *lo
 	e.listening = func(addr string) { addrCh <- addr }
 	var out, errOut lockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- runEnv(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), &out, &errOut, e) }()
+	go func() {
+		done <- runEnv(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), &out, &errOut, e)
+	}()
 	var addr string
 	select {
 	case addr = <-addrCh:

@@ -78,9 +78,9 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"snapshots", "etag", "TEXT"},                                 // validators of a 200, sent back next time
 	{"snapshots", "last_modified", "TEXT"},
 	{"snapshots", "not_modified", "INTEGER NOT NULL DEFAULT 0"}, // the server answered 304: fields carried over
-	{"snapshots", "body_bytes", "INTEGER"},                       // body size of the response (carried over on 304)
-	{"snapshots", "bytes_saved", "INTEGER"},                      // 304 only: the body not sent again
-	{"snapshots", "changes", "TEXT"},                             // JSON list of the fields changed since the previous snapshot
+	{"snapshots", "body_bytes", "INTEGER"},                      // body size of the response (carried over on 304)
+	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
+	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
 }
 
 const indexes = `
