@@ -58,6 +58,12 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("no-proxy-server", true),
+		// No name is looked up: the test pages are on 127.0.0.1, and the
+		// browser must not send DNS queries (or anything else) off the
+		// machine.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.Flag("dns-prefetch-disable", true),
+		chromedp.Flag("disable-features", "AsyncDns,DnsOverHttps,MediaRouter,OptimizationHints,Translate"),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -43,9 +45,19 @@ func cli(t *testing.T, e env, args ...string) (int, string, string) {
 
 func cliCtx(t *testing.T, ctx context.Context, e env, args ...string) (int, string, string) {
 	t.Helper()
+	if e.transport == nil && e.lookup == nil {
+		e.lookup = noDNS
+	}
 	var out, errOut bytes.Buffer
 	code := runEnv(ctx, args, &out, &errOut, e)
 	return code, out.String(), errOut.String()
+}
+
+// noDNS is the resolver of tests that use the real transport: it knows no
+// name, so no test sends a DNS query off this machine (test sites are
+// reached by -resolve or by their loopback address).
+func noDNS(_ context.Context, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host (tests do not use DNS)", Name: host, IsNotFound: true}
 }
 
 func tempDB(t *testing.T) string { return filepath.Join(t.TempDir(), "monitor.db") }

@@ -428,7 +428,7 @@ func TestResolveFlagReachesLoopbackSite(t *testing.T) {
 	// connection; with it, -resolve reaches the site.
 	code, out, errOut := cli(t, e, append([]string{"run", "-db", h.db, "-gap", "0s"}, args...)...)
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "error   http://a.test/: refused: 127.0.0.1 is a loopback address")
+	assert.Contains(t, out, "error   http://a.test/: refused: a.test resolves to 127.0.0.1, a loopback address")
 	assert.Equal(t, 0, s.Total(), "not even robots.txt was requested")
 	h.clk.Advance(6 * time.Hour)
 	code, out, errOut = cli(t, e, append([]string{"run", "-db", h.db, "-gap", "0s", "-allow-private"}, args...)...)

@@ -100,6 +100,9 @@ type guard struct {
 	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 	// exempt, for tests only, lets exact loopback test servers through.
 	exempt func(netip.AddrPort) bool
+	// mapped is -resolve: the name check looks at the address a name is
+	// mapped to, as the dialer will.
+	mapped map[string]string
 }
 
 func (g *guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -130,6 +133,11 @@ func (g *guard) checkHost(ctx context.Context, hostport string) error {
 	if g.allowPrivate {
 		return nil
 	}
+	name := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		name = h
+	}
+	hostport = mapAddr(g.mapped, hostport)
 	host, port := hostport, "0"
 	if h, p, err := net.SplitHostPort(hostport); err == nil {
 		host, port = h, p
@@ -143,7 +151,7 @@ func (g *guard) checkHost(ctx context.Context, hostport string) error {
 	var pn uint16
 	fmt.Sscan(port, &pn)
 	for _, a := range addrs {
-		if err := g.checkAddr(host, netip.AddrPortFrom(a, pn)); err != nil {
+		if err := g.checkAddr(name, netip.AddrPortFrom(a, pn)); err != nil {
 			return err
 		}
 	}
@@ -171,11 +179,8 @@ func (g *guard) checkURL(ctx context.Context, raw string) error {
 // proxies from the environment, -resolve, and every connection checked on
 // the address it connects to. control, when set (tests), runs after the
 // guard, on the same address, before connect.
-func (g *guard) baseTransport(resolve map[string]string, control func(network, address string, c syscall.RawConn) error) *http.Transport {
-	m := make(map[string]string, len(resolve))
-	for k, v := range resolve {
-		m[strings.ToLower(k)] = v
-	}
+func (g *guard) baseTransport(control func(network, address string, c syscall.RawConn) error) *http.Transport {
+	m := g.mapped
 	proxy := httpproxy.FromEnvironment().ProxyFunc()
 	return &http.Transport{
 		Proxy: func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },

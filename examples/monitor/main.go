@@ -12,6 +12,14 @@
 // re-checked after five minutes; 404 and 410 mean no rules. Pages of one host
 // are fetched one at a time with a gap of at least one second.
 //
+// Every connection is checked at dial time against internal addresses
+// (loopback, private, link-local, CGNAT...), so neither a visitor of the free
+// tool nor a redirect can point the monitor into the local network;
+// -allow-private turns the check off. Snapshots are conditional GETs once a
+// page has sent validators; a 304 is recorded as an unchanged snapshot. The
+// visible text of each snapshot is stored (compressed, capped) so a change of
+// content reads as a word diff.
+//
 // Usage:
 //
 //	monitor track   -db PATH [-interval 6h] URL...
@@ -20,10 +28,14 @@
 //	monitor watch   -db PATH          the same in a loop until Ctrl-C
 //	monitor report  -db PATH [-since DURATION]
 //	monitor status  -db PATH
+//	monitor check   [-db PATH] URL    the free tool: one polite check, printed as a card
+//	monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]
 //
-// Common flags: -user-agent, -timeout (15s), -resolve HOST:PORT:ADDR
-// (repeatable). The proxy environment (HTTPS_PROXY, NO_PROXY, ...) is
-// honoured. Exit status: 0 success, 2 usage error, 1 failure.
+// serve is the web dashboard, page history, free tool and JSON API
+// (README.md in this directory is the manual). Common flags: -user-agent,
+// -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private. The
+// proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
+// 0 success, 2 usage error, 1 failure.
 package main
 
 import (

@@ -33,10 +33,13 @@ type monitor struct {
 }
 
 func newMonitor(st *store, o options, e env) (*monitor, error) {
-	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt}
+	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt, mapped: map[string]string{}}
+	for k, v := range o.resolve {
+		g.mapped[strings.ToLower(k)] = v
+	}
 	base := e.transport
 	if base == nil {
-		base = g.baseTransport(o.resolve, e.dialControl)
+		base = g.baseTransport(e.dialControl)
 	} else if e.lookup == nil {
 		// A scripted test network resolves its own names: the name check
 		// has nothing to look up.
