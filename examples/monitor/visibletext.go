@@ -5,8 +5,9 @@ import (
 	"compress/flate"
 	"errors"
 	"io"
-	"strings"
+	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -41,39 +42,53 @@ var blockElems = map[string]bool{
 	"caption": true, "tbody": true, "thead": true, "tfoot": true, "option": true, "button": true,
 }
 
-// textBuilder collects words into lines, capped.
+// textBuilder collects words into lines, capped, writing runes straight
+// into one buffer (a page has thousands of words: no string per word).
 type textBuilder struct {
-	b         strings.Builder
+	b         []byte
 	lineWords int
 	pendingNL bool
+	inWord    bool
+	wordStart int // where the current word (with its separator) starts in b
 	cut       bool
 }
 
+func (t *textBuilder) rune(r rune) {
+	if t.cut {
+		return
+	}
+	if !t.inWord {
+		t.wordStart = len(t.b)
+		switch {
+		case t.pendingNL:
+			t.b = append(t.b, '\n')
+		case t.lineWords > 0:
+			t.b = append(t.b, ' ')
+		}
+		t.inWord, t.pendingNL = true, false
+	}
+	t.b = utf8.AppendRune(t.b, r)
+	if len(t.b) > maxTextBytes {
+		// Drop the word being written: the text ends at a word boundary.
+		t.b = t.b[:t.wordStart]
+		t.cut, t.inWord = true, false
+	}
+}
+
+// endWord closes the word being written, if any.
+func (t *textBuilder) endWord() {
+	if t.inWord {
+		t.inWord = false
+		t.lineWords++
+	}
+}
+
 func (t *textBuilder) newline() {
+	t.endWord()
 	if t.lineWords > 0 {
 		t.pendingNL = true
 		t.lineWords = 0
 	}
-}
-
-func (t *textBuilder) word(w string) {
-	if t.cut {
-		return
-	}
-	sep := ""
-	if t.pendingNL {
-		sep = "\n"
-	} else if t.lineWords > 0 {
-		sep = " "
-	}
-	if t.b.Len()+len(sep)+len(w) > maxTextBytes {
-		t.cut = true
-		return
-	}
-	t.b.WriteString(sep)
-	t.b.WriteString(w)
-	t.pendingNL = false
-	t.lineWords++
 }
 
 // visibleText reads an HTML document (decoded by its Content-Type charset,
@@ -87,24 +102,16 @@ func visibleText(body []byte, contentType string) (string, bool) {
 	}
 	z := html.NewTokenizer(r)
 	var (
-		t        textBuilder
-		skip     []string // open elements whose content is skipped
-		pending  strings.Builder
-		inWord   bool
-		flushPen = func() {
-			if pending.Len() > 0 {
-				t.word(pending.String())
-				pending.Reset()
-			}
-			inWord = false
-		}
+		t       textBuilder
+		skip    []string // open elements whose content is skipped
+		nameBuf [16]byte
 	)
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			flushPen()
-			return t.b.String(), t.cut
+			t.endWord()
+			return string(t.b), t.cut
 		case html.TextToken:
 			if len(skip) > 0 {
 				continue
@@ -113,42 +120,65 @@ func visibleText(body []byte, contentType string) (string, bool) {
 				switch {
 				case r == 0: // NUL is not text
 				case unicode.IsSpace(r) || r == '\u00a0' || r == '\ufeff':
-					if inWord {
-						flushPen()
-					}
-				default:
-					if !unicode.IsControl(r) {
-						pending.WriteRune(r)
-						inWord = true
-					}
+					t.endWord()
+				case !unicode.IsControl(r):
+					t.rune(r)
 				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, _ := z.TagName()
-			tag := string(name)
-			if skipText[tag] && tt == html.StartTagToken {
-				skip = append(skip, tag)
+			name := rawTagName(&nameBuf, z.Raw())
+			if skipText[string(name)] && tt == html.StartTagToken {
+				skip = append(skip, string(name))
 				continue
 			}
-			if len(skip) == 0 && blockElems[tag] {
-				flushPen()
+			if len(skip) == 0 && blockElems[string(name)] {
 				t.newline()
 			}
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			tag := string(name)
+			name := rawTagName(&nameBuf, z.Raw())
 			if n := len(skip); n > 0 {
-				if skip[n-1] == tag {
+				if skip[n-1] == string(name) {
 					skip = skip[:n-1]
 				}
 				continue
 			}
-			if blockElems[tag] {
-				flushPen()
+			if blockElems[string(name)] {
 				t.newline()
 			}
 		}
 	}
+}
+
+// flateWriters are reused: a flate.Writer holds about 1 MB of tables, and
+// a run compresses one text per snapshot.
+var flateWriters = sync.Pool{New: func() any {
+	w, _ := flate.NewWriter(nil, flate.DefaultCompression)
+	return w
+}}
+
+// rawTagName returns the lower-cased name of the tag whose raw bytes are
+// raw ("<Name ...>" or "</Name>") in buf, without allocating (the
+// tokenizer's TagName copies every name). Names longer than buf cannot be one
+// of the elements looked up and are returned cut.
+func rawTagName(buf *[16]byte, raw []byte) []byte {
+	i := 1
+	if len(raw) > 1 && raw[1] == '/' {
+		i = 2
+	}
+	n := 0
+	for ; i < len(raw) && n < len(buf); i++ {
+		c := raw[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		default:
+			return buf[:n]
+		}
+		buf[n] = c
+		n++
+	}
+	return buf[:n]
 }
 
 // compressText deflates text for the snapshots.text column.
@@ -157,9 +187,11 @@ func compressText(s string) []byte {
 		return nil
 	}
 	var buf bytes.Buffer
-	w, _ := flate.NewWriter(&buf, flate.BestCompression)
+	w := flateWriters.Get().(*flate.Writer)
+	w.Reset(&buf)
 	io.WriteString(w, s)
 	w.Close()
+	flateWriters.Put(w)
 	return buf.Bytes()
 }
 
