@@ -46,3 +46,15 @@ func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 		assert.Contains(t, h, "\r\nUser-Agent: "+defaultUserAgent+"\r\n", h)
 	}
 }
+
+// The default identity is the one the 2-UAcomBot page publishes, compared
+// with the page's text written out here, not with the constant itself.
+func TestDefaultUserAgentIsThePublishedOne(t *testing.T) {
+	const published = "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)"
+	assert.Equal(t, published, defaultUserAgent)
+	code, _, errOut := cli(t, env{}, "run", "-h")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, `(default "`+published+`")`)
+	assert.Equal(t, "2-UAcomBot", productToken(defaultUserAgent))
+	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
+}
