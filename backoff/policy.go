@@ -79,6 +79,10 @@ type Policy struct {
 	SlowdownGap time.Duration
 }
 
+// zeroPolicy stands in for a nil *Policy without allocating one per call;
+// it is never modified.
+var zeroPolicy Policy
+
 // Default returns the audit crawler's promised policy with every value
 // spelled out: 2 retries, 500ms base, x2, 30s cap, no jitter, 429/502/503/504
 // retryable, 429 trips a slowdown of 1 in flight with a 3s gap.
@@ -117,7 +121,7 @@ type Decision struct {
 // when Slowdown is set.
 func (p *Policy) Decide(attempt int, resp *http.Response, err error, now time.Time) Decision {
 	if p == nil {
-		p = &Policy{}
+		p = &zeroPolicy
 	}
 	if attempt < 1 {
 		attempt = 1
@@ -157,7 +161,7 @@ func max0(d time.Duration) time.Duration { return max(d, 0) }
 // capped at Cap. With the defaults: 500ms, 1s, 2s, ...
 func (p *Policy) Exponential(attempt int) time.Duration {
 	if p == nil {
-		p = &Policy{}
+		p = &zeroPolicy
 	}
 	if attempt < 1 {
 		attempt = 1
@@ -179,7 +183,7 @@ func (p *Policy) Exponential(attempt int) time.Duration {
 // when it is in SlowdownStatuses.
 func DefaultCheckRetry(p *Policy, resp *http.Response, err error) (retry, slowdown bool, reason string) {
 	if p == nil {
-		p = &Policy{}
+		p = &zeroPolicy
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -218,7 +222,7 @@ func DefaultBackoff(p *Policy, attempt int, resp *http.Response, now time.Time) 
 // policy's slowdown settings.
 func (p *Policy) NewSlowdown() *Slowdown {
 	if p == nil {
-		p = &Policy{}
+		p = &zeroPolicy
 	}
 	return &Slowdown{InFlight: p.slowdownInFlight(), Gap: p.slowdownGap()}
 }

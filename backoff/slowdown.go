@@ -24,6 +24,10 @@ func (e SlowdownEvent) String() string {
 // starts, and it never resets. The zero value is untripped and usable; it is
 // safe for concurrent use, but InFlight and Gap must be set before first use.
 // The latch only records the state; the politeness gate (the frontier) applies it.
+//
+// The gap binds the retry of the very response that tripped it: a 429 with
+// "Retry-After: 1" is retried 3 s after the previous request start, not
+// 1 s, since Gap (3 s) is longer than the wait the server asked for.
 type Slowdown struct {
 	// InFlight is the most requests in flight once tripped. 0 (or negative) means 1.
 	InFlight int
@@ -40,8 +44,8 @@ type Slowdown struct {
 // was the one that tripped it (true the first time only). A nil *Slowdown
 // never trips.
 func (s *Slowdown) Trip(url string, at time.Time) bool {
-	if s == nil {
-		return false
+	if s == nil || s.ev.Load() != nil {
+		return false // already tripped: no event to allocate
 	}
 	if !s.ev.CompareAndSwap(nil, &SlowdownEvent{At: at, URL: url}) {
 		return false

@@ -3,12 +3,14 @@ package fetch_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -166,5 +168,42 @@ func reportCPU(b *testing.B) func() {
 		if end, ok2 := cpuTime(); ok && ok2 && b.N > 0 {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
+	}
+}
+
+// BenchmarkGetLogger measures Get with no Logger and with one whose handler
+// is disabled, on a plain page (path=page) and on calls that reach every
+// event (path=events: a retry, a robots.txt refusal, a redirect loop), with
+// an in-memory transport so only fetch's own work is measured.
+func BenchmarkGetLogger(b *testing.B) {
+	loggers := []struct {
+		name string
+		l    *slog.Logger
+	}{{"nil", nil}, {"disabled", slog.New(slog.DiscardHandler)}}
+	for _, lg := range loggers {
+		b.Run("path=page/log="+lg.name, func(b *testing.B) {
+			c := &fetch.Client{UserAgent: testUA, Gate: openGate{}, Transport: cannedTransport{}, Logger: lg.l}
+			ctx := context.Background()
+			if _, err := c.Get(ctx, "http://bench.test/page"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Get(ctx, "http://bench.test/page"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	for _, lg := range loggers {
+		b.Run("path=events/log="+lg.name, func(b *testing.B) {
+			c := &fetch.Client{UserAgent: testUA, Gate: openGate{}, Transport: &scriptedTransport{},
+				Slowdown: &backoff.Slowdown{}, Logger: lg.l}
+			eventfulGets(c)
+			b.ReportAllocs()
+			for b.Loop() {
+				eventfulGets(c)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -29,8 +30,11 @@ const (
 const maxDrain = 64 << 10
 
 // Client is a polite HTTP client for GET and HEAD. Every field has a useful
-// zero value; set fields before first use and do not change them after. A
-// Client is safe for concurrent use and must not be copied after first use.
+// zero value; set fields before first use and do not change them after,
+// except that Gate, Robots, Policy, Slowdown and Logger are read at every
+// request (so frontier.New may set Gate and Slowdown on a client that
+// already handed out its PoliteTransport). A Client is safe for concurrent
+// use and must not be copied after first use.
 type Client struct {
 	// UserAgent is sent on every request. "" means DefaultUserAgent.
 	UserAgent string
@@ -41,9 +45,12 @@ type Client struct {
 	// canonical keys. Do not hold two spellings of one name; which one is
 	// sent is then unspecified. User-Agent here is ignored: UserAgent wins.
 	Header http.Header
-	// RobotsToken is the product token matched against robots.txt groups.
-	// "" means robots.ProductToken(UserAgent).
-	RobotsToken string
+	// RobotsTokens are the product tokens matched against robots.txt
+	// groups, in order of preference: the first token some group names
+	// decides, and only when none is named do the `*` groups apply. Empty
+	// means []string{robots.ProductToken(UserAgent)}; robots.Tokens builds
+	// a list with fallbacks ("CrawlCove-Crawler" kept whatever UserAgent says).
+	RobotsTokens []string
 	// Timeout bounds each request (each attempt and each redirect hop):
 	// connect, headers and the whole body. 0 means 15s; negative means none.
 	Timeout time.Duration
@@ -60,32 +67,46 @@ type Client struct {
 	// a non-nil error ends the chain, wrapped in *Error with the chain so far.
 	// nil follows every redirect allowed by the rules above.
 	CheckRedirect func(next *url.URL, via []Hop) error
-	// Gate is passed before every request. nil means no limits.
+	// Gate is passed before every request, robots.txt fetches of the
+	// private robots cache and of PoliteTransport included. nil means no
+	// limits. frontier.New sets it when the client is its Config.Client.
 	Gate Gate
 	// Robots decides whether a URL may be fetched. nil means a private
-	// robots.Cache whose robots.txt requests go through PoliteTransport.
+	// robots.Cache (see RobotsCache) whose robots.txt requests go through
+	// PoliteTransport, so they pass Gate too.
 	Robots RobotsChecker
 	// Policy decides retries. nil means backoff.Default().
 	Policy *backoff.Policy
 	// Slowdown is the run-wide latch that responses such as 429 trip.
-	// nil means none is tripped.
+	// nil means none is tripped. Once tripped, the gate (the frontier)
+	// keeps one request in flight and 3 s between starts for the rest of
+	// the run, and that gap applies to the very retry that tripped it: a
+	// 429 with "Retry-After: 1" is retried after 3 s, not 1 s.
 	Slowdown *backoff.Slowdown
 	// Transport is the base transport. nil means a shared NewBaseTransport(nil).
 	Transport http.RoundTripper
 	// Now is the clock for timings and Retry-After dates. nil means time.Now.
 	Now func() time.Time
+	// Logger receives the decision events fetch.disallowed,
+	// fetch.redirect_refused, fetch.retry and slowdown.tripped (see the
+	// package doc), and those of the private robots cache (robots.fetch,
+	// robots.decision). nil means silent; a logger whose handler is not
+	// enabled for a level costs no allocation.
+	Logger *slog.Logger
 
 	once sync.Once
 	st   *state
+
+	privOnce sync.Once
+	priv     *robots.Cache
 }
 
 // state is what Client derives from its fields on first use.
 type state struct {
-	ua, token    string
+	ua           string
+	tokens       []string
 	header       http.Header // User-Agent + extra headers; read-only, shared by requests
 	base         http.RoundTripper
-	robots       RobotsChecker
-	policy       *backoff.Policy
 	timeout      time.Duration
 	maxRedirects int
 	maxBody      int64
@@ -95,30 +116,16 @@ func (c *Client) init() *state {
 	c.once.Do(func() {
 		st := &state{
 			ua:           userAgent(c.UserAgent),
-			token:        c.RobotsToken,
+			tokens:       c.Tokens(),
 			base:         c.Transport,
-			robots:       c.Robots,
-			policy:       c.Policy,
-			timeout:      c.Timeout,
+			timeout:      effectiveTimeout(c.Timeout),
 			maxRedirects: c.MaxRedirects,
 			maxBody:      c.MaxBodyBytes,
-		}
-		if st.token == "" {
-			st.token = robots.ProductToken(st.ua)
 		}
 		st.header = make(http.Header, len(c.Header)+1)
 		applyHeader(st.header, st.ua, c.Header)
 		if st.base == nil {
 			st.base = defaultBase()
-		}
-		switch {
-		case st.timeout == 0:
-			st.timeout = DefaultTimeout
-		case st.timeout < 0:
-			st.timeout = 0
-		}
-		if st.policy == nil {
-			st.policy = backoff.Default()
 		}
 		if st.maxRedirects == 0 {
 			st.maxRedirects = DefaultMaxRedirects
@@ -126,12 +133,90 @@ func (c *Client) init() *state {
 		if st.maxBody <= 0 {
 			st.maxBody = DefaultMaxBodyBytes
 		}
-		if st.robots == nil {
-			st.robots = &robots.Cache{Client: &http.Client{Transport: c.PoliteTransport()}}
-		}
 		c.st = st
 	})
 	return c.st
+}
+
+// Tokens returns the product tokens the client answers to robots.txt
+// with: a copy of RobotsTokens, or robots.ProductToken(UserAgent) alone
+// when RobotsTokens is empty.
+func (c *Client) Tokens() []string {
+	if len(c.RobotsTokens) > 0 {
+		return slices.Clone(c.RobotsTokens)
+	}
+	return []string{robots.ProductToken(userAgent(c.UserAgent))}
+}
+
+// RobotsCache returns the robots.txt cache the client checks URLs with:
+// Robots when it is a *robots.Cache, else (Robots nil) the client's private
+// cache, created on first use, whose requests go through PoliteTransport.
+// Share it with the rest of the run (Sitemaps, the frontier) so robots.txt
+// is fetched once. It returns nil when Robots is some other RobotsChecker.
+func (c *Client) RobotsCache() *robots.Cache {
+	switch r := c.Robots.(type) {
+	case nil:
+		return c.private()
+	case *robots.Cache:
+		return r
+	}
+	return nil
+}
+
+// private returns the client's own robots cache. Its transport reads the
+// client's gate, policy and slowdown at request time, and its events
+// (robots.fetch, robots.decision) go to the client's Logger as it is when
+// they happen.
+func (c *Client) private() *robots.Cache {
+	c.privOnce.Do(func() {
+		c.priv = &robots.Cache{
+			Client: &http.Client{Transport: c.PoliteTransport()},
+			Now:    c.Now,
+			Logger: slog.New(clientHandler{c}),
+		}
+	})
+	return c.priv
+}
+
+// clientHandler hands records to the client's Logger as it is at that
+// moment, so the private robots cache logs through a Logger set after the
+// cache was made. It is silent while the client has none.
+type clientHandler struct{ c *Client }
+
+func (h clientHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	l := h.c.Logger
+	return l != nil && l.Handler().Enabled(ctx, level)
+}
+
+func (h clientHandler) Handle(ctx context.Context, r slog.Record) error {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().Handle(ctx, r)
+	}
+	return nil
+}
+
+// WithAttrs and WithGroup bind to the Logger of the moment; the cache
+// does not use them.
+func (h clientHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().WithAttrs(attrs)
+	}
+	return slog.DiscardHandler
+}
+
+func (h clientHandler) WithGroup(name string) slog.Handler {
+	if l := h.c.Logger; l != nil {
+		return l.Handler().WithGroup(name)
+	}
+	return slog.DiscardHandler
+}
+
+// robots returns the checker in use now.
+func (c *Client) robots() RobotsChecker {
+	if r := c.Robots; r != nil {
+		return r
+	}
+	return c.private()
 }
 
 func (c *Client) now() time.Time {
@@ -141,21 +226,14 @@ func (c *Client) now() time.Time {
 	return time.Now()
 }
 
-// PoliteTransport returns a [Transport] with this client's identity, headers,
-// gate, timeout, base transport, policy and slowdown latch (a 429 on
-// robots.txt trips it too): the transport to give the robots.Cache
-// (or any other fetcher of the run), so its requests count against the same
-// limits. Give its http.Client no Timeout of its own (see [Transport]).
+// PoliteTransport returns a [Transport] that reads this client's identity,
+// headers, gate, timeout, base transport, policy, slowdown latch (a 429 on
+// robots.txt trips it too) and logger at request time: the transport to
+// give a robots.Cache (or any other fetcher of the run), so its requests
+// count against the same limits whenever the gate is set. Give its
+// http.Client no Timeout of its own (see [Transport]).
 func (c *Client) PoliteTransport() *Transport {
-	timeout := c.Timeout
-	switch {
-	case timeout == 0:
-		timeout = DefaultTimeout
-	case timeout < 0:
-		timeout = 0
-	}
-	return &Transport{Base: c.Transport, UserAgent: c.UserAgent, Header: c.Header, Gate: c.Gate, Timeout: timeout,
-		Slowdown: c.Slowdown, Policy: c.Policy}
+	return &Transport{client: c}
 }
 
 // Hop is one redirect response of a chain.
@@ -175,9 +253,18 @@ type Attempt struct {
 }
 
 // Result is what Get and Head return: the final response (body capped),
-// the redirect chain and every attempt. With an error, it holds what
-// happened so far: Status, Header and Body are those of the last response
-// received, FinalURL the last URL requested or refused.
+// the redirect chain, every attempt, and where the time went. With an
+// error, it holds what happened so far: Status, Header and Body are those
+// of the last response received, FinalURL the last URL requested or
+// refused.
+//
+// The timings separate what the server took from what politeness cost.
+// ResponseTime (TTFB + Download) is the server's time for the final
+// request, the figure to store as a page's response time; GateWait,
+// RetryWait and RobotsWait are the crawler's own waits, and Total is the
+// whole call:
+//
+//	Total ≈ RobotsWait + GateWait + RetryWait + Σ(each request's TTFB + Download)
 type Result struct {
 	URL         string // as asked
 	FinalURL    string // after redirects
@@ -188,8 +275,39 @@ type Result struct {
 	Truncated   bool   // the body was longer than MaxBodyBytes
 	Redirects   []Hop  // oldest first
 	Attempts    []Attempt
-	TTFB        time.Duration // from sending the final request to its response headers
-	Total       time.Duration // the whole call: robots checks, gates, waits, hops
+
+	// TTFB is the final request's time to first byte: from sending it to
+	// its response headers (connect and TLS included). 0 when the final
+	// request got no response.
+	TTFB time.Duration
+	// Download is the final request's time from its response headers to
+	// the end of its body (as far as it was read: the body cap, a timeout).
+	Download time.Duration
+	// GateWait is the total time spent waiting at the politeness gate for
+	// this call's requests: every attempt and redirect hop. robots.txt
+	// fetches wait in RobotsWait instead.
+	GateWait time.Duration
+	// RetryWait is the total time slept before retries (Retry-After or the
+	// policy's backoff), holding no gate slot.
+	RetryWait time.Duration
+	// RobotsWait is the total time in robots.txt checks, for the URL and
+	// every redirect hop: a cache hit costs next to nothing; a miss includes
+	// fetching robots.txt, its gate wait included.
+	RobotsWait time.Duration
+	// Total is the whole call: robots checks, gate waits, retry waits and
+	// every request of every hop.
+	Total time.Duration
+}
+
+// ResponseTime is the server's time for the final request, TTFB +
+// Download: what a crawler should report as the page's response time.
+// It excludes every wait politeness added (GateWait, RetryWait,
+// RobotsWait), which Total includes.
+func (r *Result) ResponseTime() time.Duration {
+	if r == nil {
+		return 0
+	}
+	return r.TTFB + r.Download
 }
 
 // MediaType returns the lower-cased media type of ContentType without
@@ -242,7 +360,7 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 	var seen []string // canonical URLs of this chain, for loop detection
 	for {
 		res.FinalURL = cur
-		if err := c.allowed(ctx, st, method, cur, res.Redirects); err != nil {
+		if err := c.allowed(ctx, st, method, cur, res.Redirects, res); err != nil {
 			return err
 		}
 		if err := c.exchange(ctx, st, method, u, cur, res); err != nil {
@@ -255,23 +373,28 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 		res.Redirects = append(res.Redirects, Hop{URL: cur, Status: res.Status, Location: loc})
 		next, err := resolveLocation(u, res.Status, loc)
 		if err != nil {
+			logRedirectRefused(ctx, c.Logger, cur, loc, err)
 			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
 		}
+		ns := next.String()
 		if n := len(res.Redirects); n > st.maxRedirects {
-			return &Error{Op: method, URL: cur, Redirects: res.Redirects,
-				Err: fmt.Errorf("%w: redirect %d (to %s) not followed, the limit is %d", ErrTooManyRedirects, n, next, st.maxRedirects)}
+			err := fmt.Errorf("%w: redirect %d (to %s) not followed, the limit is %d", ErrTooManyRedirects, n, next, st.maxRedirects)
+			logRedirectRefused(ctx, c.Logger, cur, ns, err)
+			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
 		}
 		if seen == nil {
 			seen = append(make([]string, 0, 4), chainKey(u))
 		}
-		ns, key := next.String(), chainKey(next)
+		key := chainKey(next)
 		if slices.Contains(seen, key) {
-			return &Error{Op: method, URL: cur, Redirects: res.Redirects,
-				Err: fmt.Errorf("%w: redirected to %s, already requested in this chain", ErrRedirectLoop, ns)}
+			err := fmt.Errorf("%w: redirected to %s, already requested in this chain", ErrRedirectLoop, ns)
+			logRedirectRefused(ctx, c.Logger, cur, ns, err)
+			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
 		}
 		seen = append(seen, key)
 		if c.CheckRedirect != nil {
 			if err := c.CheckRedirect(next, res.Redirects); err != nil {
+				logRedirectRefused(ctx, c.Logger, cur, ns, err)
 				res.FinalURL = ns
 				return &Error{Op: method, URL: ns, Redirects: res.Redirects, Err: err}
 			}
@@ -280,9 +403,19 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 	}
 }
 
-// allowed asks robots.txt about rawURL; a refusal becomes an *Error.
-func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, chain []Hop) error {
-	v, err := st.robots.Check(ctx, st.token, rawURL)
+// allowed asks robots.txt about rawURL, the target of redirect number
+// len(chain); a refusal becomes an *Error. It fails closed: only a nil
+// error with Outcome robots.Allowed lets the request go. res, when not nil,
+// gets the time spent.
+func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, chain []Hop, res *Result) error {
+	var t0 time.Time
+	if res != nil {
+		t0 = c.now()
+	}
+	v, err := c.robots().CheckAs(ctx, st.tokens, rawURL)
+	if res != nil {
+		res.RobotsWait += c.now().Sub(t0)
+	}
 	if err != nil {
 		return &Error{Op: method, URL: rawURL, Redirects: chain, Err: fmt.Errorf("robots.txt check: %w", err)}
 	}
@@ -290,6 +423,7 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 		return nil
 	}
 	vv := v // only refusals escape to the heap
+	logDisallowed(ctx, c.Logger, rawURL, &vv, len(chain))
 	return &Error{Op: method, URL: rawURL, Redirects: chain, Verdict: &vv, Err: verdictError(&vv)}
 }
 
@@ -308,19 +442,20 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 		}
 		res.Attempts = append(res.Attempts, a)
 		now := c.now()
+		policy, slow := c.Policy, c.Slowdown
 		if err != nil && resp != nil {
 			// The status arrived but the body failed (timeout, reset): the
 			// status still counts for the slowdown; retries go by the error.
-			if c.Slowdown != nil && st.policy.Decide(n, resp, nil, now).Slowdown {
-				c.Slowdown.Trip(cur, now)
+			if slow != nil && policy.Decide(n, resp, nil, now).Slowdown {
+				tripSlowdown(ctx, c.Logger, slow, cur, resp.StatusCode, now)
 			}
 			resp = nil // the policy sees a response or an error, not both
 		}
-		d := st.policy.Decide(n, resp, err, now)
-		if d.Slowdown && c.Slowdown != nil {
+		d := policy.Decide(n, resp, err, now)
+		if d.Slowdown && slow != nil {
 			// Before the ctx check: a 429 that arrived is a 429, even if
 			// the caller has given up meanwhile.
-			c.Slowdown.Trip(cur, now)
+			tripSlowdown(ctx, c.Logger, slow, cur, a.Status, now)
 		}
 		// The slot is freed only now, so a request that was waiting for it
 		// already sees a slowdown this response tripped.
@@ -328,8 +463,12 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 		if ctx.Err() != nil || !d.Retry {
 			return err
 		}
-		if err := sleep(ctx, d.Wait); err != nil {
-			return fmt.Errorf("waiting %v to retry: %w", d.Wait, err)
+		logRetry(ctx, c.Logger, cur, n, a.Status, err, d.Wait)
+		t0 := c.now()
+		serr := sleep(ctx, d.Wait)
+		res.RetryWait += c.now().Sub(t0)
+		if serr != nil {
+			return fmt.Errorf("waiting %v to retry: %w", d.Wait, serr)
 		}
 		wait = d.Wait
 	}
@@ -347,8 +486,10 @@ func (e *gateError) Unwrap() error { return e.err }
 // (body consumed) even when reading the body failed.
 func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, func(), error) {
 	release := nop
-	if c.Gate != nil {
-		rel, err := c.Gate.Acquire(ctx, u)
+	if g := c.Gate; g != nil {
+		t0 := c.now()
+		rel, err := g.Acquire(ctx, u)
+		res.GateWait += c.now().Sub(t0)
 		if err != nil {
 			return nil, nop, &gateError{err}
 		}
@@ -371,12 +512,14 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Header:     st.header,
 		Host:       u.Host,
 	}).WithContext(rctx)
+	res.TTFB, res.Download = 0, 0
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
 	if err != nil {
 		return nil, release, st.requestError(ctx, rctx, err)
 	}
-	res.TTFB = c.now().Sub(sent)
+	headers := c.now()
+	res.TTFB = headers.Sub(sent)
 	res.Status = resp.StatusCode
 	res.Header = resp.Header
 	res.ContentType = resp.Header.Get("Content-Type")
@@ -389,6 +532,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		res.Body, res.Truncated, err = readCapped(resp.Body, resp.ContentLength, st.maxBody)
 	}
 	_ = resp.Body.Close()
+	res.Download = c.now().Sub(headers)
 	if err != nil {
 		return resp, release, st.requestError(ctx, rctx, err)
 	}

@@ -1,19 +1,96 @@
 // Package fetch makes every HTTP request of a polite crawler.
 //
 // A [Client] sends GET and HEAD requests only, with the crawler's own
-// User-Agent and extra headers, checks robots.txt before the first URL and
-// before every redirect hop (a disallowed target is never requested), passes
-// the run's politeness [Gate] before every single request (retries and
-// robots.txt fetches included), retries 429/5xx by a [backoff.Policy] without
-// holding a slot while it waits, bounds each request by a timeout that also
-// covers the body, and reads at most MaxBodyBytes of a body.
+// User-Agent and extra headers (names sent as written: X-AGENT stays
+// X-AGENT), checks robots.txt before the first URL and before every redirect
+// hop (a disallowed target is never requested), passes the run's politeness
+// [Gate] before every single request (pages, robots.txt, sitemaps, retries,
+// redirect hops), retries 429/5xx by a [backoff.Policy] without holding a
+// slot while it waits, bounds each request by a timeout that also covers the
+// body, and reads at most MaxBodyBytes of a body.
+//
+//	behaviour       default                 notes
+//	methods         GET, HEAD               anything else: ErrMethod before any I/O, from every entry point
+//	identity        UserAgent + Header      on every request, robots.txt and retries too; replaces the caller's own
+//	robots tokens   ProductToken(UserAgent) RobotsTokens: several, in order of preference (robots.Tokens)
+//	timeout         15 s per request        starts when the gate admits the request; covers connect, headers
+//	                                        and the whole body; ErrTimeout + context.DeadlineExceeded
+//	redirects       10 followed             reach the page in 11 requests; an 11th is ErrTooManyRedirects;
+//	                                        loops ErrRedirectLoop; bad Location ErrBadRedirect
+//	robots per hop  always                  each target checked before it is requested: ErrDisallowed (with
+//	                                        the rule), ErrSiteOffLimits (5xx/unreachable), ErrNoVerdict
+//	retries         2, on 429/502/503/504   Retry-After or 0.5 s, 1 s; capped at 30 s; no slot held while
+//	                                        waiting; every attempt passes the gate again; 429 trips Slowdown
+//	body cap        10 MiB                  longer bodies truncated and flagged (Result.Truncated)
+//	base transport  NewBaseTransport(nil)   HTTP_PROXY/HTTPS_PROXY/NO_PROXY; curl-style --resolve (ParseResolve)
+//
+// Robots checks fail closed: a request is sent only when the checker
+// returns a nil error and Outcome robots.Allowed; robots.Unknown (the zero
+// Verdict) is refused with [ErrNoVerdict].
+//
+// # Wiring a crawl
+//
+// Give the client to frontier.New (frontier.Config.Client): the frontier
+// becomes the client's Gate, one backoff.Slowdown is shared, and the
+// frontier asks the client's robots cache. Gate, Robots, Policy, Slowdown
+// and Logger are read at request time, by the client and by every
+// [Client.PoliteTransport] (which its private robots cache uses), so no
+// order of these calls leaves a request outside the gate.
+// [Client.RobotsCache] gives the client's cache to the rest of the run
+// (sitemaps), so robots.txt is fetched once.
+//
+// The slowdown a 429 trips applies to that request's own retry: with the
+// frontier as gate, a 429 answered with "Retry-After: 1" is retried 3 s
+// later (the slowdown's gap between request starts), not 1 s later;
+// Attempt.Wait says 1 s and Result.GateWait the other 2 s.
+//
+// # Timings
+//
+// [Result] separates the server's time from what politeness cost. Store
+// [Result.ResponseTime] (TTFB + Download of the final request) as a page's
+// response time; GateWait, RetryWait and RobotsWait are the waits the
+// crawler added, and Total the whole call.
+//
+// # net/http
 //
 // The same politeness is available net/http-natively: [Transport] is a
 // RoundTripper that adds identity and the gate (robots.Cache uses it for
 // robots.txt), and [Client.RoundTripper] and [Client.HTTPClient] add robots
 // checks and retries for third-party code that takes an *http.Client.
 //
+// # Errors
+//
 // Errors are [*Error] values naming the URL; their causes are the sentinel
 // errors of this package (errors.Is), robots verdicts, and for timeouts
 // [ErrTimeout] together with context.DeadlineExceeded.
+//
+// # Decision events
+//
+// With Client.Logger (or Transport.Logger) set, decisions are logged with
+// log/slog; the message is the event name. Durations are slog durations;
+// empty attributes are left out. A nil Logger is silent, and a Logger
+// whose handler is not enabled for the level costs no allocation.
+//
+//	event                   level  when                                     attributes
+//	fetch.disallowed        Info   robots.txt refused a URL or redirect hop url, outcome, rule, line, hop
+//	fetch.redirect_refused  Info   a redirect not followed (limit, loop,    url, to, err
+//	                               bad Location, CheckRedirect)
+//	fetch.retry             Info   a retry scheduled                        url, attempt, status, err, wait
+//	slowdown.tripped        Warn   the run-wide slowdown tripped (first     url, status, in_flight, gap
+//	                               trip only), by a page or robots.txt
+//
+// hop is 0 for the URL asked for and n for the target of the n-th
+// redirect; attempt is the number of the attempt that failed (1 = first).
+//
+// # Performance
+//
+// go test -run '^$' -bench BenchmarkGet -benchtime=5000x -count=10 ./fetch on a
+// shared 2-core machine, Get against a loopback server (robots allow-all
+// cached, a gate without limits) versus a plain http.Client sending the same
+// request with the same headers and reading the body the same way: CPU per
+// request 1.0–1.1× (target ≤ 1.25×), 80 allocations against 85, 10.5 KiB
+// against 11.5 KiB. Without any network
+// (BenchmarkOverhead) fetch's own work is about 4 µs and 18 allocations per
+// request against the plain client's 6–8 µs and 26. A nil Logger and a
+// disabled one cost the same (BenchmarkGetLogger, TestDisabledLoggerAllocatesNothing).
 package fetch

@@ -21,6 +21,11 @@ var (
 	// The error also wraps the robots.txt fetch's cause (errors.Is finds
 	// ErrTimeout, context.DeadlineExceeded or a syscall error).
 	ErrSiteOffLimits = errors.New("site off limits: robots.txt unreachable")
+	// ErrNoVerdict: the robots checker returned no error but no answer
+	// either (Outcome robots.Unknown, e.g. a zero Verdict from a custom
+	// RobotsChecker, or any outcome fetch does not know). fetch fails
+	// closed: no request was sent.
+	ErrNoVerdict = errors.New("robots.txt check gave no answer")
 	// ErrTooManyRedirects: a redirect past MaxRedirects was not followed.
 	ErrTooManyRedirects = errors.New("too many redirects")
 	// ErrRedirectLoop: a redirect pointed at a URL already in the chain.
@@ -93,8 +98,15 @@ func timeoutError(d time.Duration) error {
 
 // verdictError turns a refusing robots verdict into the cause of an Error.
 func verdictError(v *robots.Verdict) error {
-	if v.Outcome == robots.Disallowed {
+	switch v.Outcome {
+	case robots.Disallowed:
 		return fmt.Errorf("%w: %s", ErrDisallowed, v.Decision)
+	case robots.Unreachable:
+	default:
+		if v.Err != nil {
+			return fmt.Errorf("%w (outcome %s): %w", ErrNoVerdict, v.Outcome, v.Err)
+		}
+		return fmt.Errorf("%w (outcome %s)", ErrNoVerdict, v.Outcome)
 	}
 	msg := "robots.txt status " + strconv.Itoa(v.Status)
 	if v.Status == 0 {

@@ -28,7 +28,8 @@ func Example() {
 	c := &fetch.Client{
 		UserAgent: "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)",
 		Header:    http.Header{"X-AGENT": {"2-UA"}},
-		// Gate: frontier (limits in flight, gap, per host, slowdown), Policy, Slowdown...
+		// In a crawl, frontier.New(frontier.Config{Client: c, ...}) makes the
+		// frontier its gate (in flight, gap, per host, slowdown).
 	}
 	ctx := context.Background()
 
@@ -83,4 +84,33 @@ func ExampleClient_HTTPClient() {
 	// Output:
 	// <rss>for CrawlCove-Crawler</rss>
 	// true
+}
+
+// A crawler stores the server's time as a page's response time, not the
+// time the call took: Total also counts the robots.txt check, the waits at
+// the politeness gate and before retries.
+func ExampleResult_ResponseTime() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			return // no rules
+		}
+		fmt.Fprint(w, "<title>page</title>")
+	}))
+	defer srv.Close()
+
+	c := &fetch.Client{UserAgent: "CrawlCove-Crawler"}
+	res, err := c.Get(context.Background(), srv.URL+"/page")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	server := res.ResponseTime() // TTFB + Download of the final request
+	politeness := res.RobotsWait + res.GateWait + res.RetryWait
+	fmt.Println("server time is part of the total:", server <= res.Total)
+	fmt.Println("so are the waits:", server+politeness <= res.Total)
+	fmt.Println("robots.txt was fetched first:", res.RobotsWait > 0)
+	// Output:
+	// server time is part of the total: true
+	// so are the waits: true
+	// robots.txt was fetched first: true
 }

@@ -144,6 +144,6 @@ func elapsed(start time.Time) time.Duration { return time.Since(start) }
 // allowAll is a RobotsChecker with no rules, for tests about other things.
 type allowAll struct{}
 
-func (allowAll) Check(_ context.Context, _, rawURL string) (robots.Verdict, error) {
+func (allowAll) CheckAs(_ context.Context, _ []string, rawURL string) (robots.Verdict, error) {
 	return robots.Verdict{Outcome: robots.Allowed, URL: rawURL, Decision: robots.Decision{Allowed: true}}, nil
 }

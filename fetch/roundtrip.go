@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -43,7 +44,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &Error{Op: method, URL: raw, Err: ErrBadURL}
 	}
 	ctx := req.Context()
-	if err := c.allowed(ctx, st, method, raw, nil); err != nil {
+	if err := c.allowed(ctx, st, method, raw, hopsOf(req), nil); err != nil {
 		closeReqBody(req)
 		return nil, err
 	}
@@ -51,8 +52,8 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for n := 1; ; n++ {
 		release := nop
-		if c.Gate != nil {
-			rel, err := c.Gate.Acquire(ctx, req.URL)
+		if g := c.Gate; g != nil {
+			rel, err := g.Acquire(ctx, req.URL)
 			if err != nil {
 				closeReqBody(req)
 				return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
@@ -82,9 +83,13 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp = nil
 		}
 		now := c.now()
-		d := st.policy.Decide(n, resp, err, now)
-		if d.Slowdown && c.Slowdown != nil {
-			c.Slowdown.Trip(raw, now)
+		d := c.Policy.Decide(n, resp, err, now)
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		if s := c.Slowdown; d.Slowdown && s != nil {
+			tripSlowdown(ctx, c.Logger, s, raw, status, now)
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			// The caller gave up: no retry, and a response that did arrive
@@ -100,6 +105,7 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, &Error{Op: method, URL: raw, Err: err}
 		}
 		if d.Retry && replayable {
+			logRetry(ctx, c.Logger, raw, n, status, err, d.Wait)
 			if resp != nil {
 				_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 				_ = resp.Body.Close()
@@ -193,26 +199,40 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	from := prev.URL.String()
 	target := req.URL.String()
+	refuse := func(url string, err error) error {
+		logRedirectRefused(req.Context(), c.Logger, from, target, err)
+		return &Error{Op: method, URL: url, Err: err}
+	}
 	if len(via) > st.maxRedirects {
-		return &Error{Op: method, URL: from,
-			Err: fmt.Errorf("%w: redirect %d (to %s) not followed, the limit is %d", ErrTooManyRedirects, len(via), target, st.maxRedirects)}
+		return refuse(from, fmt.Errorf("%w: redirect %d (to %s) not followed, the limit is %d", ErrTooManyRedirects, len(via), target, st.maxRedirects))
 	}
 	if (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
-		return &Error{Op: method, URL: from, Err: fmt.Errorf("%w: target %q is not an http(s) URL", ErrBadRedirect, target)}
+		return refuse(from, fmt.Errorf("%w: target %q is not an http(s) URL", ErrBadRedirect, target))
 	}
 	key := chainKey(req.URL)
 	for _, v := range via {
 		if chainKey(v.URL) == key {
-			return &Error{Op: method, URL: from,
-				Err: fmt.Errorf("%w: redirected to %s, already requested in this chain", ErrRedirectLoop, target)}
+			return refuse(from, fmt.Errorf("%w: redirected to %s, already requested in this chain", ErrRedirectLoop, target))
 		}
 	}
 	if c.CheckRedirect != nil {
 		if err := c.CheckRedirect(req.URL, viaHops(req, via)); err != nil {
-			return &Error{Op: method, URL: target, Err: err}
+			return refuse(target, err)
 		}
 	}
 	return nil
+}
+
+// hopsOf rebuilds, for a request http.Client sends after redirects, the
+// chain of redirect responses that led to it (nil for a first request), so
+// errors and events name the hop.
+func hopsOf(req *http.Request) []Hop {
+	var hops []Hop
+	for r := req.Response; r != nil && r.Request != nil; r = r.Request.Response {
+		hops = append(hops, Hop{URL: r.Request.URL.String(), Status: r.StatusCode, Location: r.Header.Get("Location")})
+	}
+	slices.Reverse(hops)
+	return hops
 }
 
 // viaHops rebuilds the chain as Hops from http.Client's view of it: each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,11 +29,14 @@ type Gate interface {
 	Acquire(ctx context.Context, u *url.URL) (release func(), err error)
 }
 
-// RobotsChecker answers whether the crawler's token may fetch rawURL;
-// *robots.Cache implements it. Its error is non-nil only for a bad URL or a
-// done context: refusals are Verdicts.
+// RobotsChecker answers whether a crawler answering to tokens (product
+// tokens in order of preference, see robots.Rules.AllowedAs) may fetch
+// rawURL; *robots.Cache implements it. Its error is non-nil only for a bad
+// URL or a done context: refusals are Verdicts. fetch fails closed: a
+// request is sent only for a nil error and Outcome robots.Allowed; any other
+// outcome (robots.Unknown, the zero Verdict, included) refuses the URL.
 type RobotsChecker interface {
-	Check(ctx context.Context, token, rawURL string) (robots.Verdict, error)
+	CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error)
 }
 
 // DefaultUserAgent is sent when no User-Agent is configured.
@@ -50,6 +54,10 @@ var defaultBase = sync.OnceValue(func() *http.Transport { return NewBaseTranspor
 // it as the transport of its *http.Client, so robots.txt fetches are polite
 // too. The zero value uses DefaultUserAgent, no gate, no timeout and a
 // shared NewBaseTransport(nil).
+//
+// A Transport returned by [Client.PoliteTransport] reads every field left
+// zero from its Client at request time, so a Gate, Slowdown, Policy or
+// Logger set on the Client after the Transport was made still applies.
 //
 // Prefer Timeout to http.Client.Timeout: the client's timeout also runs
 // while the gate makes the request wait its turn, so a busy run would time
@@ -75,6 +83,78 @@ type Transport struct {
 	Slowdown *backoff.Slowdown
 	// Policy classifies responses for Slowdown. nil means backoff.Default().
 	Policy *backoff.Policy
+	// Logger receives the slowdown.tripped event (see the package doc's
+	// event table). nil means silent.
+	Logger *slog.Logger
+
+	client *Client // set by Client.PoliteTransport: zero fields are read from it per request
+}
+
+func (t *Transport) gate() Gate {
+	if t.Gate == nil && t.client != nil {
+		return t.client.Gate
+	}
+	return t.Gate
+}
+
+func (t *Transport) slowdown() *backoff.Slowdown {
+	if t.Slowdown == nil && t.client != nil {
+		return t.client.Slowdown
+	}
+	return t.Slowdown
+}
+
+func (t *Transport) policy() *backoff.Policy {
+	if t.Policy == nil && t.client != nil {
+		return t.client.Policy
+	}
+	return t.Policy
+}
+
+func (t *Transport) logger() *slog.Logger {
+	if t.Logger == nil && t.client != nil {
+		return t.client.Logger
+	}
+	return t.Logger
+}
+
+func (t *Transport) userAgent() string {
+	if t.UserAgent == "" && t.client != nil {
+		return userAgent(t.client.UserAgent)
+	}
+	return userAgent(t.UserAgent)
+}
+
+func (t *Transport) header() http.Header {
+	if t.Header == nil && t.client != nil {
+		return t.client.Header
+	}
+	return t.Header
+}
+
+func (t *Transport) base() http.RoundTripper {
+	b := t.Base
+	if b == nil && t.client != nil {
+		b = t.client.Transport
+	}
+	if b == nil {
+		b = defaultBase()
+	}
+	return b
+}
+
+func (t *Transport) timeout() time.Duration {
+	if t.Timeout == 0 && t.client != nil {
+		return effectiveTimeout(t.client.Timeout)
+	}
+	return t.Timeout
+}
+
+func (t *Transport) now() time.Time {
+	if t.client != nil {
+		return t.client.now()
+	}
+	return time.Now()
 }
 
 // RoundTrip sends req politely. It does not modify req.
@@ -84,10 +164,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	r2 := req.Clone(ctx)
-	applyHeader(r2.Header, userAgent(t.UserAgent), t.Header)
+	applyHeader(r2.Header, t.userAgent(), t.header())
 	release := nop
-	if t.Gate != nil {
-		rel, err := t.Gate.Acquire(ctx, req.URL)
+	if g := t.gate(); g != nil {
+		rel, err := g.Acquire(ctx, req.URL)
 		if err != nil {
 			closeReqBody(req)
 			return nil, &Error{Op: req.Method, URL: req.URL.Redacted(), Err: fmt.Errorf("politeness gate: %w", err)}
@@ -96,29 +176,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			release = rel
 		}
 	}
-	base := t.Base
-	if base == nil {
-		base = defaultBase()
-	}
+	timeout := t.timeout()
 	rctx, cancel := ctx, context.CancelFunc(nop)
-	if t.Timeout > 0 {
-		rctx, cancel = context.WithTimeout(ctx, t.Timeout)
+	if timeout > 0 {
+		rctx, cancel = context.WithTimeout(ctx, timeout)
 		r2 = r2.WithContext(rctx)
 	}
-	resp, err := base.RoundTrip(r2)
+	resp, err := t.base().RoundTrip(r2)
 	if err != nil {
 		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
-			err = timeoutError(t.Timeout)
+			err = timeoutError(timeout)
 		}
 		err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: err} // name the URL, as every error here does
 		cancel()
 		release()
 		return nil, err
 	}
-	if t.Slowdown != nil {
-		now := time.Now()
-		if t.Policy.Decide(1, resp, nil, now).Slowdown {
-			t.Slowdown.Trip(req.URL.Redacted(), now)
+	if s := t.slowdown(); s != nil {
+		now := t.now()
+		if t.policy().Decide(1, resp, nil, now).Slowdown {
+			tripSlowdown(ctx, t.logger(), s, req.URL.Redacted(), resp.StatusCode, now)
 		}
 	}
 	resp.Body = &timeoutBody{
@@ -127,9 +204,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		url:         req.URL.Redacted(),
 		ctx:         ctx,
 		rctx:        rctx,
-		timeout:     t.Timeout,
+		timeout:     timeout,
 	}
 	return resp, nil
+}
+
+// effectiveTimeout maps Client.Timeout to a per-request bound: 0 means
+// DefaultTimeout, negative means none (0).
+func effectiveTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultTimeout
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 func nop() {}

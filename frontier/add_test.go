@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/testsite"
 	"github.com/politecrawl/polite/robots"
@@ -32,7 +33,7 @@ func TestNewRejectsOutOfRange(t *testing.T) {
 		{"per host gap", func(c *frontier.Config) { c.PerHostGap = time.Hour }, "PerHostGap", "0s..1m0s"},
 		{"negative pages", func(c *frontier.Config) { c.MaxPages = -1 }, "MaxPages", "0 (no limit) or more"},
 		{"negative depth", func(c *frontier.Config) { c.MaxDepth = -1 }, "MaxDepth", "0..1000"},
-		{"robots without token", func(c *frontier.Config) { c.Robots = &robots.Cache{} }, "RobotsToken", ""},
+		{"robots without tokens", func(c *frontier.Config) { c.Robots = &robots.Cache{} }, "RobotsTokens", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestAddOutcomes(t *testing.T) {
 	cfg.MaxPages = 6
 	cfg.MaxDepth = 2
 	cfg.Robots = &robots.Cache{}
-	cfg.RobotsToken = "CrawlCove-Crawler"
+	cfg.RobotsTokens = []string{"CrawlCove-Crawler"}
 	f, err := frontier.New(cfg)
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -318,4 +319,33 @@ func TestOutcomeString(t *testing.T) {
 	assert.Equal(t, "out of scope", frontier.OutOfScope.String())
 	assert.Equal(t, "robots unreachable", frontier.RobotsUnreachable.String())
 	assert.Equal(t, "Outcome(99)", frontier.Outcome(99).String())
+}
+
+// verdictRobots is a third party's robots checker answering a fixed
+// verdict with no error.
+type verdictRobots struct{ v robots.Verdict }
+
+func (r verdictRobots) CheckAs(context.Context, []string, string) (robots.Verdict, error) {
+	return r.v, nil
+}
+
+// Add fails closed: a checker that answers neither Allowed nor a refusal it
+// knows (Unknown, the zero Verdict, or an outcome it does not know) never
+// gets a URL queued.
+func TestAddFailsClosedOnUnknownVerdicts(t *testing.T) {
+	for _, v := range []robots.Verdict{{}, {Outcome: robots.Unknown, Decision: robots.Decision{Allowed: true}}, {Outcome: robots.Outcome(42)}} {
+		cfg := frontier.DefaultConfig()
+		cfg.Robots, cfg.RobotsTokens = verdictRobots{v}, []string{"CrawlCove-Crawler"}
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		r := f.Add(context.Background(), "https://shop.example/", 0, "")
+		assert.Equal(t, frontier.Failed, r.Outcome, v.Outcome.String())
+		assert.ErrorIs(t, r.Err, fetch.ErrNoVerdict)
+		assert.Contains(t, r.Err.Error(), "https://shop.example/")
+		st := f.Stats()
+		assert.Zero(t, st.Queued)
+		assert.Equal(t, 1, st.Dropped[frontier.Failed])
+		_, _, err = f.NextAt(time.Now())
+		assert.ErrorIs(t, err, frontier.ErrComplete, "nothing to hand out")
+	}
 }

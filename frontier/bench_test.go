@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"runtime"
 	"testing"
 	"time"
@@ -170,5 +172,52 @@ func TestMemoryTargets(t *testing.T) {
 	}
 	if done > 16 {
 		t.Errorf("%.1f bytes per done URL, want <= 16", done)
+	}
+}
+
+// BenchmarkLogger measures the hot paths with no Logger and with one whose
+// handler is disabled: Add+Next+Done of 10,000 URLs on 100 hosts, and
+// Acquire + release.
+func BenchmarkLogger(b *testing.B) {
+	const n, hosts = 10_000, 100
+	urls := make([]string, n)
+	for i := range urls {
+		urls[i] = benchURL(i, hosts)
+	}
+	for _, lg := range []struct {
+		name string
+		l    *slog.Logger
+	}{{"nil", nil}, {"disabled", slog.New(slog.DiscardHandler)}} {
+		b.Run("op=AddNextDone/log="+lg.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				cfg := benchConfig()
+				cfg.Logger = lg.l
+				f, err := frontier.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cycle(b, f, urls, hosts)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "URLs/s")
+		})
+		b.Run("op=Acquire/log="+lg.name, func(b *testing.B) {
+			cfg := benchConfig()
+			cfg.Logger = lg.l
+			f, err := frontier.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			u, _ := url.Parse("https://host-0001.example.com/a")
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				rel, err := f.Acquire(ctx, u)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rel()
+			}
+		})
 	}
 }

@@ -2,9 +2,11 @@ package frontier
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/fetch"
 )
 
 // Limits accepted by New. Values outside them are rejected, not clamped.
@@ -50,18 +52,35 @@ type Config struct {
 	// host and its www/apex twin (see SameSite), the start URLs being those
 	// added at depth 0. Out-of-scope URLs are reported, never queued.
 	Scope Scope
+	// Client, if set, is the run's polite HTTP client, wired in one step:
+	// New makes the Frontier its Gate (Client.Gate must be nil), shares one
+	// Slowdown latch between the two (Client.Slowdown, Slowdown, or a new
+	// one from Client.Policy when both are nil; both set and different is
+	// a ConfigError), and when Robots is nil asks the client's robots
+	// checker (Client.Robots, or its private cache: Client.RobotsCache)
+	// with the client's tokens. The client's robots.txt requests then pass
+	// this Frontier's gate too. New writes Client.Gate and Client.Slowdown:
+	// call it before the client's first request.
+	Client *fetch.Client
 	// Robots, if set, is asked about every URL before it is queued;
-	// *robots.Cache implements it. RobotsToken is the product token asked
-	// for and must then be set.
-	Robots      Robots
-	RobotsToken string
+	// *robots.Cache implements it. Only an Allowed verdict queues a URL.
+	Robots Robots
+	// RobotsTokens are the product tokens Robots is asked for, in order of
+	// preference (see robots.Tokens). Empty means Client.Tokens() when
+	// Client is set; otherwise they are required when Robots is set.
+	RobotsTokens []string
 	// Slowdown is the run-wide latch; once it trips, at most its InFlight
 	// requests are in flight and its Gap separates starts, if stricter than
-	// the limits above. nil means no slowdown.
+	// the limits above. nil means no slowdown (or the Client's, see Client).
 	Slowdown *backoff.Slowdown
 	// Queue stores queued items and seen URLs; nil means an in-memory
-	// store (NewMemoryQueue).
+	// store (NewMemoryQueue). A Queue that also implements PersistentQueue
+	// is resumed by New (see PersistentQueue).
 	Queue Queue
+	// Logger receives the decision events frontier.add (Debug) and
+	// frontier.gate_wait (Debug); see the package doc. nil means the
+	// Client's Logger when Client is set, else silent.
+	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now. Blocking calls
 	// (Next, Acquire) wait on real timers, so tests of them run inside a
 	// testing/synctest bubble; NextAt and TryAcquireAt take the time as an
@@ -111,8 +130,8 @@ func (c *Config) validate() error {
 		return &ConfigError{"PerHostInFlight", c.PerHostInFlight, "0 (= MaxInFlight) or " + inRange}
 	case c.PerHostGap < 0 || c.PerHostGap > MaxGap:
 		return &ConfigError{"PerHostGap", c.PerHostGap, gapRange}
-	case c.Robots != nil && c.RobotsToken == "":
-		return &ConfigError{Field: "RobotsToken", Value: `"" (required when Robots is set)`}
+	case c.Robots != nil && len(c.RobotsTokens) == 0:
+		return &ConfigError{Field: "RobotsTokens", Value: "empty (required when Robots is set without Client)"}
 	}
 	if s := c.Slowdown; s != nil {
 		if s.InFlight > MaxInFlight {

@@ -3,19 +3,15 @@ package frontier_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/testsite"
-	"github.com/politecrawl/polite/robots"
 )
 
 // cleanups stands in for the *testing.T a test would give testsite.
@@ -28,57 +24,42 @@ func (c cleanups) run() {
 	}
 }
 
-// Example crawls a small loopback site with the audit crawler's defaults:
-// robots.txt is fetched (through the same gate) before the first URL is
-// queued, a disallowed link is never requested, an external one is only
-// reported, and every request is paced 300 ms apart.
+// Example is a complete polite crawler: the audit crawler's defaults
+// (500 pages, depth 5, 4 requests in flight, 300 ms between request
+// starts, the 429 slowdown), robots.txt fetched once and obeyed before a
+// URL is queued and before every request and redirect hop, and every
+// request — robots.txt included — through one gate. Config.Client wires
+// the client in one step.
 func Example() {
 	var t cleanups
 	defer t.run()
-	site := testsite.New(&t)
+	site := testsite.New(&t) // a loopback site: robots.txt, three pages, an external link
 	site.Robots("User-agent: *\nDisallow: /private/\n")
 	site.HTML("/", `<a href="/a">A</a> <a href="/b">B</a> <a href="https://elsewhere.example/">elsewhere</a>`)
 	site.HTML("/a", `<a href="/private/x">secret</a> <a href="/b#top">B again</a>`)
 	site.HTML("/b", `<a href="/a/../">home</a>`)
 
-	const ua = "CrawlCove-Crawler"
-	slowdown := &backoff.Slowdown{}
-	// robots.txt requests pass the frontier's gate too (set once the
-	// frontier exists), with the 15 s timeout, and a 429 on them trips the
-	// same slowdown as one on a page.
-	robotsTransport := &fetch.Transport{UserAgent: ua, Timeout: fetch.DefaultTimeout, Slowdown: slowdown}
-	rules := &robots.Cache{Client: &http.Client{Transport: robotsTransport}}
-
-	cfg := frontier.DefaultConfig() // 500 pages, depth 5, 4 in flight, 300 ms gap
-	cfg.Robots, cfg.RobotsToken = rules, ua
-	cfg.Slowdown = slowdown
+	client := &fetch.Client{UserAgent: "CrawlCove-Crawler"}
+	cfg := frontier.DefaultConfig()
+	cfg.Client = client // the frontier becomes the client's gate; one robots.txt cache, one slowdown
 	f, err := frontier.New(cfg)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	robotsTransport.Gate = f
-	client := &fetch.Client{UserAgent: ua, Gate: f, Robots: rules, Slowdown: slowdown}
-
 	ctx := context.Background()
-	short := func(u string) string { return strings.TrimPrefix(u, site.URL()) }
-	fmt.Println(short(site.URL()+"/"), f.Add(ctx, site.URL()+"/", 0, "").Outcome)
-	for {
-		it, err := f.Next(ctx) // in a real crawler: several workers run this loop
-		if errors.Is(err, frontier.ErrComplete) {
-			break
-		}
+	f.Add(ctx, site.URL()+"/", 0, "") // the start URL: its host and www twin are the scope
+	for {                             // run this loop in up to cfg.MaxInFlight goroutines
+		it, err := f.Next(ctx) // blocks until a request to it may start
 		if err != nil {
-			fmt.Println(err)
-			return
+			break // frontier.ErrComplete, or ctx ended
 		}
-		res, err := client.Get(ctx, it.URL)
+		res, err := client.Get(ctx, it.URL) // robots.txt per hop, retries, body cap
 		if err == nil {
-			fmt.Println("GET", short(it.URL), res.Status)
-			base, _ := url.Parse(res.FinalURL)
-			page, _ := htmlx.Parse(bytes.NewReader(res.Body), base)
-			for _, l := range page.Links {
-				fmt.Printf("  %s: %s\n", short(l.URL), f.Add(ctx, l.URL, it.Depth+1, it.URL).Outcome)
+			fmt.Println("GET", it.URL[len(site.URL()):], res.Status)
+			for _, link := range links(res) {
+				r := f.Add(ctx, link, it.Depth+1, it.URL) // disallowed, external, seen: not queued
+				fmt.Printf("  %s: %s\n", strings.TrimPrefix(link, site.URL()), r.Outcome)
 			}
 		}
 		f.Done(it, err)
@@ -87,7 +68,6 @@ func Example() {
 	fmt.Println("requests:", st.Requests, "done:", st.Done, "blocked:", st.Blocked)
 	fmt.Println("server saw:", site.Paths())
 	// Output:
-	// / queued
 	// GET / 200
 	//   /a: queued
 	//   /b: queued
@@ -99,4 +79,18 @@ func Example() {
 	//   /: duplicate
 	// requests: 4 done: 3 blocked: 1
 	// server saw: [/robots.txt / /a /b]
+}
+
+// links returns the absolute links of a fetched HTML page.
+func links(res *fetch.Result) []string {
+	base, err := url.Parse(res.FinalURL)
+	if err != nil {
+		return nil
+	}
+	page, _ := htmlx.Parse(bytes.NewReader(res.Body), base)
+	var out []string
+	for _, l := range page.Links {
+		out = append(out, l.URL)
+	}
+	return out
 }

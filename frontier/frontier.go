@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/url"
 	"slices"
@@ -11,9 +12,36 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
 )
+
+// Interface is what a crawl loop needs from a frontier: *Frontier (in
+// memory, one process) implements it, and so can shared or persistent
+// frontiers (a Redis one), so the loop does not change with the store.
+// Acquire makes every Interface a fetch.Gate.
+type Interface interface {
+	// Add queues rawURL, found at link depth depth on page from ("" for a
+	// start URL, depth 0), or says why not.
+	Add(ctx context.Context, rawURL string, depth int, from string) AddResult
+	// Next blocks until a queued URL may be requested and hands it out, or
+	// returns ErrComplete when the crawl is over, or ctx's error.
+	Next(ctx context.Context) (Item, error)
+	// Done gives back an item Next handed out; err is the fetch's error
+	// (nil for success). Its error is the store's, for persistent or
+	// shared frontiers; the item's slot is freed either way.
+	Done(it Item, err error) error
+	// Acquire is the politeness gate (fetch.Gate): it blocks until a
+	// request to u may start, and returns its release.
+	Acquire(ctx context.Context, u *url.URL) (release func(), err error)
+	// StopHost drops every URL queued for host and refuses later ones.
+	StopHost(host string) (int, error)
+	// Stats returns the current counters.
+	Stats() Stats
+}
+
+var _ Interface = (*Frontier)(nil)
 
 // Item is a queued URL handed out by Next; give it back with Done.
 type Item struct {
@@ -21,6 +49,11 @@ type Item struct {
 	Depth int    // link depth; start URLs are 0
 	From  string // the page the URL was found on, as passed to Add
 	Host  string // host[:port] of URL: the key of per-host limits
+	// Lease is opaque to callers: implementations of Interface other than
+	// *Frontier, and PersistentQueue implementations (set in Pop, given
+	// back to Ack), use it to identify a hand-out. Pass items back to Done
+	// unchanged. The in-memory Frontier keeps its own ticket instead.
+	Lease string
 
 	ticket uint64 // identifies the hand-out for Done
 	host   *host  // saves Done a map lookup
@@ -29,9 +62,12 @@ type Item struct {
 // Frontier is a crawl frontier and politeness gate. It is safe for
 // concurrent use.
 type Frontier struct {
-	cfg   Config
-	now   func() time.Time
-	queue Queue
+	cfg     Config
+	now     func() time.Time
+	queue   Queue
+	persist PersistentQueue // queue, when it is one
+	log     *slog.Logger
+	tokens  []string
 
 	mu    sync.Mutex
 	hosts map[string]*host
@@ -87,8 +123,33 @@ type host struct {
 const never = math.MinInt64 / 4 // "no start yet"; never + any gap stays far in the past
 
 // New returns a Frontier for cfg, or a *ConfigError naming the field and
-// its accepted range when a limit is out of range.
+// its accepted range when a limit is out of range. With cfg.Client set it
+// wires the client in (see Config.Client). With a PersistentQueue it
+// resumes what the queue holds (see PersistentQueue).
 func New(cfg Config) (*Frontier, error) {
+	c := cfg.Client
+	if c != nil {
+		if c.Gate != nil {
+			return nil, &ConfigError{Field: "Client.Gate", Value: "already set (New makes the Frontier the client's gate: one client per Frontier)"}
+		}
+		switch {
+		case cfg.Slowdown == nil && c.Slowdown == nil:
+			cfg.Slowdown = c.Policy.NewSlowdown()
+		case cfg.Slowdown == nil:
+			cfg.Slowdown = c.Slowdown
+		case c.Slowdown != nil && c.Slowdown != cfg.Slowdown:
+			return nil, &ConfigError{Field: "Slowdown", Value: "differs from Client.Slowdown (one latch per run: set one of them, or both to the same)"}
+		}
+		if cfg.Robots == nil {
+			cfg.Robots = clientRobots{c}
+		}
+		if len(cfg.RobotsTokens) == 0 {
+			cfg.RobotsTokens = c.Tokens()
+		}
+		if cfg.Logger == nil {
+			cfg.Logger = c.Logger
+		}
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -96,6 +157,8 @@ func New(cfg Config) (*Frontier, error) {
 		cfg:             cfg,
 		now:             cfg.Now,
 		queue:           cfg.Queue,
+		log:             cfg.Logger,
+		tokens:          slices.Clone(cfg.RobotsTokens),
 		hosts:           make(map[string]*host),
 		maxInFlight:     cfg.MaxInFlight,
 		perHostInFlight: cfg.PerHostInFlight,
@@ -113,14 +176,94 @@ func New(cfg Config) (*Frontier, error) {
 	if f.queue == nil {
 		f.queue = NewMemoryQueue()
 	}
+	if pq, ok := f.queue.(PersistentQueue); ok {
+		f.persist = pq
+		rs, err := pq.Resume()
+		if err != nil {
+			return nil, fmt.Errorf("frontier: resuming the queue: %w", err)
+		}
+		if err := f.resume(rs); err != nil {
+			return nil, err
+		}
+	}
+	if c != nil {
+		c.Slowdown = cfg.Slowdown
+		c.Gate = f
+	}
 	return f, nil
+}
+
+// clientRobots asks the client's robots checker as it is at each call, so
+// a Client.Robots set after New is still the one used.
+type clientRobots struct{ c *fetch.Client }
+
+func (r clientRobots) CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error) {
+	if rc := r.c.Robots; rc != nil {
+		return rc.CheckAs(ctx, tokens, rawURL)
+	}
+	return r.c.RobotsCache().CheckAs(ctx, tokens, rawURL)
+}
+
+// resume rebuilds the counts from what a reopened PersistentQueue holds.
+func (f *Frontier) resume(rs ResumeState) error {
+	now := f.now().UnixNano()
+	for name, rh := range rs.Hosts {
+		if rh.Done < 0 || rh.Failed < 0 {
+			return fmt.Errorf("frontier: resuming the queue: host %s: negative done or failed count", name)
+		}
+		h := f.hostLocked(name)
+		for d, n := range rh.Queued {
+			if n < 0 || n > math.MaxInt32 {
+				return fmt.Errorf("frontier: resuming the queue: host %s: %d items at depth %d", name, n, d)
+			}
+			if n == 0 {
+				continue
+			}
+			for len(h.byDepth) <= d {
+				h.byDepth = append(h.byDepth, 0)
+			}
+			h.byDepth[d] = int32(n)
+			if h.queued == 0 || d < h.minDepth {
+				h.minDepth = d
+			}
+			h.queued += n
+		}
+		h.done, h.failed = rh.Done, rh.Failed
+		h.stopped = rh.Stopped
+		f.queued += h.queued
+		f.done += rh.Done
+		f.failed += rh.Failed
+		f.accepted += h.queued + rh.Done + rh.Failed
+		if rh.Start && f.cfg.Scope == nil {
+			h.inScope = true
+			if t := Twin(name); t != "" {
+				f.hostLocked(t).inScope = true
+			}
+		}
+		if !rh.LastStart.IsZero() {
+			// Never later than now: a clock that went back (or a bad
+			// record) must not stall the crawl for longer than one gap.
+			h.lastStart = min(rh.LastStart.UnixNano(), now)
+			f.lastStart = max(f.lastStart, h.lastStart)
+		}
+		f.fixLocked(h)
+	}
+	return nil
 }
 
 // Add normalizes rawURL, found at link depth depth on page from ("" for a
 // start URL, which has depth 0), and queues it or says why not. Robots is
-// asked only for a URL that passed every other check, before it is queued.
-// ctx bounds that check.
+// asked only for a URL that passed every other check, before it is queued;
+// only an Allowed verdict queues it. ctx bounds that check.
 func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from string) AddResult {
+	r := f.add(ctx, rawURL, depth, from)
+	if f.log != nil {
+		f.logAdd(ctx, &r, rawURL, depth, from)
+	}
+	return r
+}
+
+func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string) AddResult {
 	if len(rawURL) > MaxURLLength {
 		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
 	}
@@ -159,7 +302,7 @@ func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from strin
 	}
 	f.mu.Unlock()
 
-	v, err := f.cfg.Robots.Check(ctx, f.cfg.RobotsToken, n)
+	v, err := f.cfg.Robots.CheckAs(ctx, f.tokens, n)
 	res.Verdict = v
 
 	f.mu.Lock()
@@ -168,6 +311,9 @@ func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from strin
 	switch {
 	case err != nil:
 		res.Outcome, res.Err = Failed, fmt.Errorf("frontier: robots check of %s: %w", n, err)
+	case v.Outcome == robots.Allowed:
+		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
+		return res
 	case v.Outcome == robots.Disallowed:
 		res.Outcome = Disallowed
 	case v.Outcome == robots.Unreachable:
@@ -175,9 +321,8 @@ func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from strin
 		if res.Err == nil {
 			res.Err = robots.ErrUnreachable
 		}
-	default:
-		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
-		return res
+	default: // Unknown (a zero Verdict) or an outcome this package does not know: fail closed
+		res.Outcome, res.Err = Failed, fmt.Errorf("frontier: robots check of %s: %w (outcome %s)", n, fetch.ErrNoVerdict, v.Outcome)
 	}
 	f.accepted--
 	f.dropped[res.Outcome]++
@@ -410,9 +555,11 @@ func (f *Frontier) nextLocked(now int64) (Item, int64, error) {
 }
 
 // Done records that the caller has finished with it; err is the fetch's
-// error, nil for success. It frees the item's slot. Calling Done twice, or
-// with an item Next did not return, does nothing.
-func (f *Frontier) Done(it Item, err error) {
+// error, nil for success. It frees the item's slot and, with a
+// PersistentQueue, acknowledges the item (Ack) so it does not come back
+// after a restart; the error is Ack's. Calling Done twice, or with an item
+// this Frontier's Next did not return, does nothing.
+func (f *Frontier) Done(it Item, err error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	i := 0
@@ -420,7 +567,7 @@ func (f *Frontier) Done(it Item, err error) {
 		i++
 	}
 	if i == len(f.out) {
-		return
+		return nil
 	}
 	f.out[i] = f.out[len(f.out)-1]
 	f.out = f.out[:len(f.out)-1]
@@ -435,6 +582,12 @@ func (f *Frontier) Done(it Item, err error) {
 	}
 	f.fixLocked(h)
 	f.notifyLocked()
+	if f.persist != nil {
+		if aerr := f.persist.Ack(it, err); aerr != nil {
+			return fmt.Errorf("frontier: acknowledging %s: %w", it.URL, aerr)
+		}
+	}
+	return nil
 }
 
 // StopHost drops every URL queued for host (a host[:port] as in Item.Host)
@@ -478,11 +631,19 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrInvalidURL, u.Redacted(), err)
 	}
 	var w *waiter // nil until the first attempt fails: a newcomer is behind every waiter
+	var t0 int64  // time of the first attempt
 	for {
 		f.mu.Lock()
-		release, wait := f.acquireLocked(f.hostLocked(hostName), w, f.now().UnixNano())
+		now := f.now().UnixNano()
+		if w == nil {
+			t0 = now
+		}
+		release, wait := f.acquireLocked(f.hostLocked(hostName), w, now)
 		if release != nil {
 			f.mu.Unlock()
+			if now > t0 && f.log != nil {
+				f.logGateWait(ctx, u, hostName, time.Duration(now-t0))
+			}
 			return release, nil
 		}
 		if w == nil {
@@ -544,6 +705,9 @@ func (f *Frontier) acquireLocked(h *host, w *waiter, now int64) (func(), int64) 
 	f.lastStart, h.lastStart = now, now
 	f.requests++
 	h.requests++
+	if f.persist != nil {
+		f.persist.Started(h.name, time.Unix(0, now))
+	}
 	if h.heapIdx >= 0 {
 		f.ready.fix(f, h.heapIdx)
 	}

@@ -9,10 +9,15 @@ import (
 	"github.com/politecrawl/polite/robots"
 )
 
-// The frontier is fetch's politeness gate, and robots.Cache its checker.
+// The frontier is fetch's politeness gate, and robots.Cache its checker;
+// any fetch.RobotsChecker serves the frontier too.
 var (
-	_ fetch.Gate      = (*frontier.Frontier)(nil)
-	_ frontier.Robots = (*robots.Cache)(nil)
+	_ fetch.Gate          = (*frontier.Frontier)(nil)
+	_ fetch.Gate          = frontier.Interface(nil)
+	_ frontier.Interface  = (*frontier.Frontier)(nil)
+	_ frontier.Robots     = (*robots.Cache)(nil)
+	_ frontier.Robots     = fetch.RobotsChecker(nil)
+	_ fetch.RobotsChecker = (*robots.Cache)(nil)
 )
 
 func mustURL(t testing.TB, s string) *url.URL {

@@ -60,7 +60,7 @@ func TestFetchClientSlowdownEndToEnd(t *testing.T) {
 		robotsTr := &fetch.Transport{Base: net.Transport(), UserAgent: ua}
 		rules := &robots.Cache{Client: &http.Client{Transport: robotsTr}}
 		cfg := frontier.DefaultConfig()
-		cfg.Robots, cfg.RobotsToken, cfg.Slowdown = rules, ua, sd
+		cfg.Robots, cfg.RobotsTokens, cfg.Slowdown = rules, []string{ua}, sd
 		f, err := frontier.New(cfg)
 		require.NoError(t, err)
 		robotsTr.Gate = f

@@ -477,3 +477,116 @@ func TestConcurrentAddNextDone(t *testing.T) {
 	slices.Sort(perHost)
 	assert.Equal(t, []int{pages / hosts, pages / hosts, pages / hosts, pages / hosts, pages / hosts}, perHost)
 }
+
+// TestNextNeverHandsOutMoreThanTheInFlightLimit: items handed out count
+// against MaxInFlight across hosts, before any request is made: with three
+// allowed, ten hosts of ready work and no Done, Next hands out three, and
+// one more per Done.
+func TestNextNeverHandsOutMoreThanTheInFlightLimit(t *testing.T) {
+	t.Run("NextAt", func(t *testing.T) {
+		cfg := frontier.DefaultConfig()
+		cfg.MaxInFlight, cfg.Gap = 3, 0
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		for h := range 10 {
+			for p := range 2 {
+				require.Equal(t, frontier.Queued, f.Add(t.Context(), fmt.Sprintf("https://h%d.example/%d", h, p), 0, "").Outcome)
+			}
+		}
+		now := time.Now()
+		var out []frontier.Item
+		for {
+			it, retry, err := f.NextAt(now)
+			if errors.Is(err, frontier.ErrNotReady) {
+				assert.True(t, retry.IsZero(), "only a Done can make progress")
+				break
+			}
+			require.NoError(t, err)
+			out = append(out, it)
+		}
+		require.Len(t, out, 3)
+		hosts := map[string]bool{}
+		for _, it := range out {
+			hosts[it.Host] = true
+		}
+		assert.Len(t, hosts, 3, "three different hosts, all ready")
+		f.Done(out[0], nil)
+		_, _, err = f.NextAt(now)
+		require.NoError(t, err)
+		_, _, err = f.NextAt(now)
+		assert.ErrorIs(t, err, frontier.ErrNotReady)
+		assert.Equal(t, 3, f.Stats().Out)
+	})
+	t.Run("concurrent Next", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := frontier.DefaultConfig()
+			cfg.MaxInFlight, cfg.Gap = 3, 0
+			f, err := frontier.New(cfg)
+			require.NoError(t, err)
+			for h := range 10 {
+				for p := range 5 {
+					f.Add(t.Context(), fmt.Sprintf("https://h%d.example/%d", h, p), 0, "")
+				}
+			}
+			var mu sync.Mutex
+			out, most, total := 0, 0, 0
+			var wg sync.WaitGroup
+			for range 8 { // more workers than the limit
+				wg.Go(func() {
+					for {
+						it, err := f.Next(t.Context())
+						if err != nil {
+							return
+						}
+						mu.Lock()
+						out++
+						total++
+						most = max(most, out)
+						mu.Unlock()
+						time.Sleep(time.Second) // the work, holding the item
+						mu.Lock()
+						out--
+						mu.Unlock()
+						f.Done(it, nil)
+					}
+				})
+			}
+			wg.Wait()
+			assert.Equal(t, 50, total)
+			assert.Equal(t, 3, most, "never more than MaxInFlight items out at once")
+		})
+	})
+}
+
+// The crawl loop of Example ends when its context does, even with URLs
+// still queued: Next returns the context's error at once, so the loop
+// never spins.
+func TestCrawlLoopEndsWhenCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := testsite.NewNetwork(t, testsite.InMemory)
+		site := net.Add("shop.test")
+		site.Route("/*", testsite.Response{Body: "page"})
+		client := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: net.Transport()}
+		cfg := frontier.DefaultConfig()
+		cfg.Client = client
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		addPages(t, f, site.URL(), 100, "p")
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		loops := 0
+		for {
+			loops++
+			it, err := f.Next(ctx)
+			if err != nil {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				break
+			}
+			_, err = client.Get(ctx, it.URL)
+			f.Done(it, err)
+		}
+		assert.Equal(t, 4, loops, "robots.txt at 0 (by Add), pages at 0.3, 0.6 and 0.9 s, then the deadline")
+		assert.Equal(t, 4, site.Total())
+		assert.Positive(t, f.Stats().Queued)
+	})
+}

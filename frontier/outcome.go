@@ -8,10 +8,14 @@ import (
 	"github.com/politecrawl/polite/robots"
 )
 
-// Robots answers whether token may fetch rawURL; *robots.Cache implements
-// it. Its error is for a bad URL or a done context only.
+// Robots answers whether a crawler answering to tokens (in order of
+// preference) may fetch rawURL; *robots.Cache implements it, as does every
+// fetch.RobotsChecker. Its error is for a bad URL or a done context only.
+// Add fails closed: only a nil error with Outcome robots.Allowed queues the
+// URL; robots.Unknown (the zero Verdict) or any other outcome it does not
+// know makes the URL Failed, with an Err matching fetch.ErrNoVerdict.
 type Robots interface {
-	Check(ctx context.Context, token, rawURL string) (robots.Verdict, error)
+	CheckAs(ctx context.Context, tokens []string, rawURL string) (robots.Verdict, error)
 }
 
 // Outcome says what Add did with a URL.
@@ -29,13 +33,19 @@ const (
 	Invalid                          // not an absolute http(s) URL with a valid host, or a negative depth
 	TooLong                          // longer than MaxURLLength, before or after normalization
 	Stopped                          // its host was stopped with StopHost
-	Failed                           // ctx ended during the robots check, or the Queue failed; see Err
+	Failed                           // ctx ended during the robots check, robots gave no answer, or the Queue failed; see Err
 	numOutcomes
 )
 
 var outcomeNames = [numOutcomes]string{
 	"queued", "duplicate", "out of scope", "too deep", "page limit", "disallowed",
 	"robots unreachable", "invalid", "too long", "stopped", "failed",
+}
+
+// outcomeKeys are the outcome attribute values of the frontier.add event.
+var outcomeKeys = [numOutcomes]string{
+	"queued", "duplicate", "out_of_scope", "too_deep", "page_limit", "disallowed",
+	"robots_unreachable", "invalid", "too_long", "stopped", "failed",
 }
 
 // String returns a lower-case name such as "out of scope".
@@ -54,7 +64,8 @@ type AddResult struct {
 	// Verdict is the robots.txt verdict when Robots was asked (Queued,
 	// Disallowed, RobotsUnreachable); zero otherwise.
 	Verdict robots.Verdict
-	// Err explains Invalid, TooLong, RobotsUnreachable, Stopped and Failed.
+	// Err explains Invalid, TooLong, RobotsUnreachable, Stopped and Failed
+	// (errors.Is: context errors, fetch.ErrNoVerdict, the Queue's error).
 	Err error
 }
 

@@ -3,23 +3,123 @@ package frontier
 import (
 	"hash/maphash"
 	"math/bits"
+	"time"
 )
 
 // Queue stores the queued items and the set of URLs seen, so that a
 // persistent or distributed store can replace the in-memory default.
-// The Frontier calls it from one goroutine at a time and keeps its own
-// counts per host and depth, so Pop must return the shallowest, oldest item.
+// The Frontier calls it from one goroutine at a time (under its lock, so
+// every method should be fast) and keeps its own counts per host and
+// depth, so Pop must return the shallowest, oldest item. A store that must
+// survive a restart implements PersistentQueue as well.
 type Queue interface {
 	// Visit records a normalized URL as seen and reports whether it had
-	// been seen before.
+	// been seen before. Every URL Add gets past the scope, depth and
+	// stopped-host checks is visited, whether it is then queued or not
+	// (page limit, robots refusal, failure); a URL queued is visited
+	// first, then pushed once its robots.txt check allows it.
 	Visit(url string) (seen bool, err error)
-	// Push appends it to the queue of it.Host.
+	// Push appends it to the queue of it.Host (it.URL, it.Depth, it.From
+	// and it.Host are set; it.Lease is empty).
 	Push(it Item) error
-	// Pop removes and returns the shallowest, oldest item queued for
-	// host; ok is false when there is none.
+	// Pop removes and returns the shallowest item queued for host, the
+	// oldest first among equally deep ones; ok is false when there is
+	// none. It must return an item pushed at that depth: the Frontier
+	// keeps the counts per host and depth and refuses anything else.
 	Pop(host string) (it Item, ok bool, err error)
-	// Drop removes every item queued for host and returns how many.
+	// Drop removes every item queued for host and returns how many
+	// (StopHost). Items Pop handed out are not affected.
 	Drop(host string) (int, error)
+}
+
+// PersistentQueue is a Queue that outlives the process, so that a crawl
+// that was killed (kill -9, power loss, Ctrl-C) resumes where it stopped:
+// same seen set, same queue, same page budget, same politeness. The
+// Frontier detects it by type assertion; the in-memory default does not
+// implement it and pays nothing for it.
+//
+// The life of an item: Push stores it queued; Pop hands it out, which
+// must not delete it but mark it leased (Pop may set it.Lease to find it
+// again); Ack, called by Frontier.Done, finishes it for good. An item
+// leased and never acknowledged — in flight when the process died — is
+// queued again by the next Resume, so it is fetched again: delivery is at
+// least once, and only items in flight at the crash are fetched twice.
+// Drop removes the queued items of a host and records the host as stopped.
+//
+// The seen set is durable only through Push: after a restart the URLs
+// seen are exactly those of the items ever pushed (queued, leased,
+// acknowledged or dropped). A URL visited and not pushed — refused by
+// robots.txt, past the page limit, or between its Visit and its Push when
+// the process died — must be forgotten, so it is added again when the page
+// linking to it is fetched again (that page was not acknowledged: the
+// crawl loop calls Done after adding a page's links). Keep such visits in
+// memory only. (Remembering them would lose the URL whose Add the crash
+// cut short; a refused URL added again is refused again.)
+//
+// Calls must be applied in order and each atomically: a crash may lose a
+// suffix of the calls, never keep a later one without an earlier one
+// (Ack of a page after the Pushes of its links). Writing each call in its
+// own transaction or batching several per transaction are both fine.
+// Started, called for every request, is meant to be kept in memory and
+// written with the next write; losing the last value only shortens the
+// wait after a resume.
+//
+// Resuming: open the store, pass it as Config.Queue to New (which calls
+// Resume before anything else), Add the start URLs again (they come back
+// Duplicate, harmlessly) and run the crawl loop as usual. Stats after a
+// resume count Done and Failed from the store; Requests starts again at 0.
+type PersistentQueue interface {
+	Queue
+	// Resume is called once, by New, before any other method. It queues
+	// again every item Pop handed out that Ack never acknowledged (in its
+	// original place, so Pop's order holds) and reports what the store
+	// holds. A new, empty store returns a zero ResumeState.
+	Resume() (ResumeState, error)
+	// Ack records that it, handed out by Pop and given back to
+	// Frontier.Done with err (nil for success), is finished: it must not
+	// come back on Resume, and it counts in ResumeHost.Done or Failed. it
+	// is the Item Pop returned (Lease included).
+	Ack(it Item, err error) error
+	// Started records that the gate admitted a request to host at at (the
+	// Frontier's clock). It is called under the Frontier's lock for every
+	// request, robots.txt and retries included: remember the latest value
+	// per host in memory and persist it with the next write. Resume gives
+	// it back as ResumeHost.LastStart, so the first request after a resume
+	// still waits out Gap (and PerHostGap) from the last one recorded
+	// before the crash. A value lost in the crash only shortens that wait.
+	Started(host string, at time.Time)
+}
+
+// ResumeState is what a reopened PersistentQueue holds, for New to
+// rebuild its counts.
+type ResumeState struct {
+	// Hosts has an entry for every host with an item pushed or a request
+	// started, keyed like Item.Host.
+	Hosts map[string]ResumeHost
+}
+
+// ResumeHost is what a PersistentQueue holds for one host. The pages
+// accepted so far, against which Config.MaxPages is checked, are the sum
+// over hosts of the queued, done and failed items: every item Push stored
+// that Drop did not remove.
+type ResumeHost struct {
+	// Queued[d] counts the items queued at depth d, those Pop had handed
+	// out without Ack included (Resume queued them again).
+	Queued []int
+	// Done and Failed count the items acknowledged with a nil and a
+	// non-nil error.
+	Done, Failed int
+	// Start is true when an item of depth 0 (a start URL) was pushed for
+	// the host: with the default scope (Config.Scope nil) the host and its
+	// www/apex twin are in scope again. (A start URL that was never queued,
+	// say disallowed, restores its scope when it is Added again.)
+	Start bool
+	// Stopped is true when Drop was called for the host: later Adds for it
+	// return Stopped, as before the crash.
+	Stopped bool
+	// LastStart is the latest time passed to Started for the host; zero
+	// when none was recorded. A time after New's now counts as now.
+	LastStart time.Time
 }
 
 // NewMemoryQueue returns the in-memory Queue: per host a FIFO per depth in

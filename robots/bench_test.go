@@ -3,6 +3,8 @@ package robots
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -81,30 +83,49 @@ func BenchmarkAllowed(b *testing.B) {
 }
 
 // BenchmarkCacheCheckHit is the per-URL cost a crawler pays once robots.txt
-// is cached, with every goroutine checking URLs of the same few hosts.
+// is cached, with every goroutine checking URLs of the same few hosts:
+// without a Logger, with one whose handler is not enabled for Debug (the
+// cost must stay zero allocations), and with decision events written as
+// JSON lines (to io.Discard).
 func BenchmarkCacheCheckHit(b *testing.B) {
 	body := realisticRobots(1)
-	c := &Cache{}
 	var urls []string
-	for h := range 8 {
+	var hosts []string
+	for range 8 {
 		s := newSiteB(b, body)
+		hosts = append(hosts, s)
 		for _, u := range benchURLs {
 			urls = append(urls, s+u[len("https://www.example.com"):])
 		}
-		if _, err := c.Check(b.Context(), "Googlebot", s+"/"); err != nil {
-			b.Fatal(h, err)
-		}
 	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		i := 0
-		for pb.Next() {
-			if _, err := c.Check(context.Background(), "Googlebot", urls[i%len(urls)]); err != nil {
-				b.Fatal(err)
+	for _, lc := range []struct {
+		name   string
+		logger *slog.Logger
+	}{
+		{"none", nil},
+		{"disabled", slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))},
+		{"debug", slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+	} {
+		b.Run("logger="+lc.name, func(b *testing.B) {
+			c := &Cache{Logger: lc.logger}
+			for _, h := range hosts {
+				if _, err := c.Check(b.Context(), "Googlebot", h+"/"); err != nil {
+					b.Fatal(err)
+				}
 			}
-			i++
-		}
-	})
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := c.Check(context.Background(), "Googlebot", urls[i%len(urls)]); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		})
+	}
 }
 
 func newSiteB(b *testing.B, body string) string {

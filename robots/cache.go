@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,6 +24,10 @@ const (
 	MaxRedirects      = 5               // redirects followed when fetching robots.txt
 )
 
+// maxClockSkew is how far in the future a stored entry's FetchedAt may lie
+// (another machine's clock) before the entry is ignored.
+const maxClockSkew = time.Minute
+
 var (
 	// ErrUnreachable matches (errors.Is) the Err of an Unreachable verdict:
 	// robots.txt answered 5xx or 429, or could not be fetched at all.
@@ -30,6 +35,10 @@ var (
 	// ErrBadURL is returned by Cache methods for a URL that is not an
 	// absolute http or https URL with a host.
 	ErrBadURL = errors.New("not an absolute http(s) URL")
+	// ErrLock matches the error Cache methods return when the Store's
+	// [Locker] could not take the fetch lock of an authority. Nothing was
+	// fetched or cached; the next call tries again.
+	ErrLock = errors.New("robots.txt fetch lock failed")
 )
 
 // FetchError is the cause of an Unreachable verdict. It matches
@@ -105,7 +114,9 @@ type Verdict struct {
 // Outcome but Allowed, the zero Verdict included.
 func (v Verdict) Allowed() bool { return v.Outcome == Allowed }
 
-// String describes the verdict for people; it never contradicts Outcome.
+// String describes the verdict for people. It starts with the URL and the
+// Outcome's own word ("allowed", "disallowed", "unreachable", "unknown"),
+// so it never contradicts Outcome, whatever the other fields hold.
 func (v Verdict) String() string {
 	switch v.Outcome {
 	case Unknown:
@@ -115,18 +126,33 @@ func (v Verdict) String() string {
 		}
 		return s
 	case Unreachable:
-		return fmt.Sprintf("%s: site off limits, robots.txt unreachable (%v); re-check at %s",
-			v.URL, v.Err, v.RecheckAt.Format(time.RFC3339))
-	default:
-		s := v.URL + ": " + v.Decision.String()
+		s := v.URL + ": unreachable: robots.txt could not be fetched, site off limits"
+		if v.Err != nil {
+			s += " (" + v.Err.Error() + ")"
+		}
+		if !v.RecheckAt.IsZero() {
+			s += "; re-check at " + v.RecheckAt.Format(time.RFC3339)
+		}
+		return s
+	case Allowed, Disallowed:
+		s := v.URL + ": " + v.Outcome.String()
+		// The reason, unless the Decision (set by hand?) says the opposite.
+		if v.Decision.Allowed == (v.Outcome == Allowed) {
+			s += v.Decision.reason()
+		}
 		if v.Status != 0 && (v.Status < 200 || v.Status > 299) {
 			s += fmt.Sprintf(" (robots.txt HTTP %d: no rules)", v.Status)
 		}
 		if v.Stale {
-			s += " (stale copy; refresh failed: " + v.Err.Error() + ")"
+			s += " (stale copy; refresh failed"
+			if v.Err != nil {
+				s += ": " + v.Err.Error()
+			}
+			s += ")"
 		}
 		return s
 	}
+	return v.URL + ": " + v.Outcome.String() + ": not an answer"
 }
 
 // Entry is the state of one authority's robots.txt, in a form a [Store]
@@ -149,8 +175,13 @@ type Entry struct {
 }
 
 // Unreachable reports whether the entry records a 5xx, 429 or network
-// error, meaning the site is off limits until ExpiresAt.
-func (e Entry) Unreachable() bool { return e.Err != "" }
+// error, meaning the site is off limits until ExpiresAt. An entry with Err
+// set, or with a status of 0 (no response: the zero Entry too), 429 or 5xx
+// is unreachable whatever its other fields say: a damaged entry never
+// reads as "no rules".
+func (e Entry) Unreachable() bool {
+	return e.Err != "" || e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status >= 500
+}
 
 // Rules rebuilds the parsed rules: the parsed body for 2xx, rules that
 // allow everything for other statuses, nil when unreachable.
@@ -175,14 +206,26 @@ func (e Entry) cause() error {
 	if e.err != nil {
 		return &FetchError{URL: e.URL, Err: e.err}
 	}
-	return &FetchError{URL: e.URL, Err: errors.New(e.Err)}
+	msg := e.Err
+	if msg == "" {
+		msg = "no status recorded"
+	}
+	return &FetchError{URL: e.URL, Err: errors.New(msg)}
 }
 
 // emptyRules publishes no rules: everything is allowed.
 var emptyRules = &Rules{star: -1}
 
-// Store persists cache entries, for example across runs. Implementations
-// must be safe for concurrent use.
+// Store persists cache entries, for example across runs, or shares them
+// between processes. Implementations must be safe for concurrent use.
+//
+// The Cache never trusts an entry further than its own rules: an entry is
+// used until the earlier of its ExpiresAt and FetchedAt plus the Cache's
+// TTL (Recheck for an unreachable one), so a store written with a longer
+// TTL cannot keep old rules alive. An entry fetched, by its FetchedAt, more
+// than a minute in the future (a machine whose clock runs ahead), for
+// another authority than the one asked for, or with neither a Status nor an
+// Err, is ignored, reported to OnStoreError, and robots.txt is fetched.
 type Store interface {
 	// Load returns the saved entry of an authority; ok is false if none.
 	Load(ctx context.Context, authority string) (e Entry, ok bool, err error)
@@ -190,10 +233,93 @@ type Store interface {
 	Save(ctx context.Context, e Entry) error
 }
 
-// MemoryStore is an in-memory [Store]. The zero value is ready to use.
+// Locker is an optional interface of a [Store] shared by several processes
+// (on Redis, in a database): with it, a fleet of crawlers makes one
+// robots.txt request per authority, however many processes need it at the
+// same moment.
+//
+// When the Cache's Store implements Locker, a Cache that finds no fresh
+// entry in the Store calls Lock for the authority, loads the Store again
+// once it holds the lock (another process may have fetched and saved
+// meanwhile), fetches only if the entry is still missing or expired, saves
+// the new entry, and only then calls unlock. Within one process, callers
+// already share one fetch per authority; Lock is called once per fetch.
+//
+// Lock blocks until the lock is held, or returns ctx's error when ctx is
+// done first. The lock must expire by itself (a lease, e.g. Redis SET NX PX
+// with a token checked by unlock) so that a process dying while holding it
+// cannot block the fleet; that is the implementer's job. Choose an expiry
+// longer than one robots.txt fetch takes (the Client's timeout); a lock
+// that expires during a slow fetch only costs a second request. unlock is
+// called exactly once, with the lock perhaps already expired.
+//
+// When Lock fails for any other reason (the shared store is down), the
+// Cache fails closed without fetching: the Check returns an error matching
+// [ErrLock] with Outcome Unknown, nothing is cached, and the next call tries
+// again. Fetching anyway would break the one-request promise for the whole
+// fleet just when its store is in trouble, and an Unreachable answer would
+// make crawlers stop a site for a fault that is not the site's.
+//
+// One case is left to each process: with Cache.KeepStale, an unreachable
+// refresh is not saved (the Store keeps the last good copy for the others),
+// so while a site's robots.txt keeps failing, each process re-checks it
+// itself, once per Recheck.
+type Locker interface {
+	Lock(ctx context.Context, authority string) (unlock func(), err error)
+}
+
+// MemoryStore is an in-memory [Store] and [Locker], shared by the Caches
+// of one process that are given the same *MemoryStore. The zero value is
+// ready to use.
 type MemoryStore struct {
-	mu sync.Mutex
-	m  map[string]Entry
+	mu    sync.Mutex
+	m     map[string]Entry
+	locks map[string]*memLock
+}
+
+// memLock is one authority's lock: a one-slot channel, so a waiter can give
+// up when its context ends; refs counts holder and waiters, so the map
+// forgets idle authorities.
+type memLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+// Lock implements [Locker]: it waits until no other caller holds the lock
+// of authority, or ctx is done. The lock lives in memory, so it cannot
+// outlive its process.
+func (s *MemoryStore) Lock(ctx context.Context, authority string) (func(), error) {
+	s.mu.Lock()
+	if s.locks == nil {
+		s.locks = make(map[string]*memLock)
+	}
+	l := s.locks[authority]
+	if l == nil {
+		l = &memLock{ch: make(chan struct{}, 1)}
+		s.locks[authority] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, authority)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				<-l.ch
+				release()
+			})
+		}, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }
 
 // Load implements [Store].
@@ -255,6 +381,14 @@ type Cache struct {
 	OnStoreError func(err error)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Logger, if set, receives the cache's decision events: "robots.fetch"
+	// (Info) after each robots.txt fetch, with robots_url, status, outcome
+	// (rules, no_rules, unreachable), expires and err; "robots.decision"
+	// (Debug) for each Check and CheckAs, with url, outcome (allowed,
+	// disallowed, unreachable, unknown), token, rule and line. Empty
+	// attributes are left out. nil is silent; a handler not enabled for
+	// Debug costs no allocation on a cache hit.
+	Logger *slog.Logger
 
 	once   sync.Once
 	client *http.Client
@@ -284,16 +418,17 @@ type slot struct {
 // call is a fetch in progress, shared by its waiters.
 type call struct {
 	done    chan struct{}
-	st      *state // set before done is closed; nil if abandoned
+	st      *state // set before done is closed; nil if abandoned or failed
+	err     error  // set before done is closed when the fetch could not start (ErrLock)
 	waiters int
 	cancel  context.CancelFunc
 }
 
 // Check reports whether the crawler with product token may fetch rawURL,
 // fetching the robots.txt of its authority if it is not cached. The error
-// is non-nil only for a bad URL or a done context, and then the Verdict's
-// Outcome is Unknown (never Allowed); robots.txt problems are reported as
-// an Unreachable verdict.
+// is non-nil only for a bad URL, a done context or a failing [Locker], and
+// then the Verdict's Outcome is Unknown (never Allowed); robots.txt
+// problems are reported as an Unreachable verdict.
 func (c *Cache) Check(ctx context.Context, token, rawURL string) (Verdict, error) {
 	return c.CheckAs(ctx, []string{token}, rawURL)
 }
@@ -302,6 +437,14 @@ func (c *Cache) Check(ctx context.Context, token, rawURL string) (Verdict, error
 // order of preference: the first token some group names decides, and only
 // when none is named do the `*` groups apply (see [Rules.AllowedAs]).
 func (c *Cache) CheckAs(ctx context.Context, tokens []string, rawURL string) (Verdict, error) {
+	v, err := c.checkAs(ctx, tokens, rawURL)
+	if c.Logger != nil {
+		c.logDecision(ctx, v)
+	}
+	return v, err
+}
+
+func (c *Cache) checkAs(ctx context.Context, tokens []string, rawURL string) (Verdict, error) {
 	key, err := authority(rawURL)
 	if err != nil {
 		return Verdict{URL: rawURL, Err: err}, err
@@ -324,6 +467,47 @@ func (c *Cache) CheckAs(ctx context.Context, tokens []string, rawURL string) (Ve
 		v.Stale, v.RecheckAt, v.Err = true, st.expires, st.err
 	}
 	return v, nil
+}
+
+// logDecision emits "robots.decision". It checks Enabled before building
+// anything, so a disabled handler costs no allocation.
+func (c *Cache) logDecision(ctx context.Context, v Verdict) {
+	if !c.Logger.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 5)
+	attrs = append(attrs, slog.String("url", v.URL), slog.String("outcome", v.Outcome.String()))
+	if v.Decision.Token != "" {
+		attrs = append(attrs, slog.String("token", v.Decision.Token))
+	}
+	if r := v.Decision.Rule; r != nil && (v.Outcome == Allowed || v.Outcome == Disallowed) {
+		attrs = append(attrs, slog.String("rule", r.String()), slog.Int("line", r.Line))
+	}
+	c.Logger.LogAttrs(ctx, slog.LevelDebug, "robots.decision", attrs...)
+}
+
+// logFetch emits "robots.fetch" for an entry just fetched.
+func (c *Cache) logFetch(ctx context.Context, e Entry) {
+	if c.Logger == nil || !c.Logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	outcome := "no_rules"
+	switch {
+	case e.Unreachable():
+		outcome = "unreachable"
+	case e.Status >= 200 && e.Status < 300:
+		outcome = "rules"
+	}
+	attrs := make([]slog.Attr, 0, 5)
+	attrs = append(attrs, slog.String("robots_url", e.URL))
+	if e.Status != 0 {
+		attrs = append(attrs, slog.Int("status", e.Status))
+	}
+	attrs = append(attrs, slog.String("outcome", outcome), slog.Time("expires", e.ExpiresAt))
+	if e.Err != "" {
+		attrs = append(attrs, slog.String("err", e.Err))
+	}
+	c.Logger.LogAttrs(ctx, slog.LevelInfo, "robots.fetch", attrs...)
 }
 
 // Sitemaps returns the Sitemap URLs of the robots.txt of rawURL's
@@ -392,6 +576,9 @@ func (c *Cache) get(ctx context.Context, key string) (*state, error) {
 
 	select {
 	case <-cl.done:
+		if cl.err != nil {
+			return nil, cl.err
+		}
 		if cl.st == nil { // abandoned by all waiters just as we joined
 			return nil, fmt.Errorf("robots: %s/robots.txt: %w", key, context.Canceled)
 		}
@@ -416,12 +603,15 @@ func (c *Cache) get(ctx context.Context, key string) (*state, error) {
 // the result to the waiters of cl.
 func (c *Cache) run(ctx context.Context, key string, prev *state, cl *call) {
 	defer cl.cancel()
-	st := c.resolve(ctx, key, prev)
+	st, err := c.resolve(ctx, key, prev)
 	c.mu.Lock()
 	if c.calls[key] == cl {
 		delete(c.calls, key)
 	}
-	if ctx.Err() == nil && st != nil {
+	switch {
+	case err != nil:
+		cl.err = err // nothing installed: the next caller tries again
+	case ctx.Err() == nil && st != nil:
 		cl.st = st
 		c.install(key, st)
 	}
@@ -456,26 +646,35 @@ func (c *Cache) storeError(err error) {
 }
 
 // resolve produces the new state of key: from the Store if it holds a
-// fresh entry, else by fetching. It returns nil if ctx was cancelled.
-func (c *Cache) resolve(ctx context.Context, key string, prev *state) *state {
-	if prev == nil && c.Store != nil {
-		e, ok, err := c.Store.Load(ctx, key)
-		if err != nil {
-			c.storeError(fmt.Errorf("robots: loading %s: %w", key, err))
-		} else if ok {
-			st := c.fromEntry(e)
-			if c.now().Before(st.expires) {
-				return st
+// fresh entry, else by fetching (under the Store's lock if it is a
+// Locker). It returns a nil state if ctx was cancelled, and an error only
+// when the lock could not be taken.
+func (c *Cache) resolve(ctx context.Context, key string, prev *state) (*state, error) {
+	if c.Store != nil {
+		if st := c.load(ctx, key, &prev); st != nil {
+			return st, nil
+		}
+		if l, ok := c.Store.(Locker); ok {
+			unlock, err := l.Lock(ctx, key)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				return nil, fmt.Errorf("robots: %s/robots.txt: %w: %w", key, ErrLock, err)
 			}
-			if st.rules != nil {
-				prev = st // expired, but may serve as a stale copy
+			// Saved before unlock, so the next holder's load finds it.
+			defer unlock()
+			// Another process may have fetched while this one waited.
+			if st := c.load(ctx, key, &prev); st != nil {
+				return st, nil
 			}
 		}
 	}
 	e, cause := c.fetch(ctx, key)
 	if ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
+	c.logFetch(ctx, e)
 	st := &state{entry: e, expires: e.ExpiresAt}
 	if cause == nil {
 		st.rules = e.Rules()
@@ -485,7 +684,7 @@ func (c *Cache) resolve(ctx context.Context, key string, prev *state) *state {
 		// measured from when the good copy expired, not from the last failure.
 		if c.KeepStale > 0 && prev != nil && prev.rules != nil &&
 			e.FetchedAt.Before(prev.entry.ExpiresAt.Add(c.KeepStale)) {
-			return &state{entry: prev.entry, rules: prev.rules, err: st.err, stale: true, expires: e.ExpiresAt}
+			return &state{entry: prev.entry, rules: prev.rules, err: st.err, stale: true, expires: e.ExpiresAt}, nil
 		}
 	}
 	if c.Store != nil {
@@ -493,11 +692,47 @@ func (c *Cache) resolve(ctx context.Context, key string, prev *state) *state {
 			c.storeError(fmt.Errorf("robots: saving %s: %w", key, err))
 		}
 	}
-	return st
+	return st, nil
+}
+
+// load returns the Store's entry of key as a state if it is fresh. An
+// expired entry with rules replaces *prev when it is newer, as a candidate
+// stale copy.
+func (c *Cache) load(ctx context.Context, key string, prev **state) *state {
+	e, ok, err := c.Store.Load(ctx, key)
+	switch {
+	case err != nil:
+		c.storeError(fmt.Errorf("robots: loading %s: %w", key, err))
+		return nil
+	case !ok:
+		return nil
+	case e.Authority != key:
+		c.storeError(fmt.Errorf("robots: loading %s: the store returned the entry of %q; ignored", key, e.Authority))
+		return nil
+	case e.Status == 0 && e.Err == "":
+		// Neither a response nor an error: not something this package
+		// saved. Fetch rather than guess.
+		c.storeError(fmt.Errorf("robots: loading %s: entry without a status or an error; ignored", key))
+		return nil
+	case e.FetchedAt.After(c.now().Add(maxClockSkew)):
+		// Its FetchedAt + TTL bound would hold until this clock catches up.
+		c.storeError(fmt.Errorf("robots: loading %s: entry fetched in the future (%s); ignored",
+			key, e.FetchedAt.Format(time.RFC3339)))
+		return nil
+	}
+	st := c.fromEntry(e)
+	if c.now().Before(st.expires) {
+		return st
+	}
+	if st.rules != nil && (*prev == nil || e.FetchedAt.After((*prev).entry.FetchedAt)) {
+		*prev = st // expired, but may serve as a stale copy
+	}
+	return nil
 }
 
 // fromEntry rebuilds a state from a stored entry, never trusting it for
-// longer than this cache's TTL (or Recheck, when unreachable).
+// longer than this cache's TTL (or Recheck, when unreachable) after it was
+// fetched, whatever its ExpiresAt says.
 func (c *Cache) fromEntry(e Entry) *state {
 	st := &state{entry: e, expires: e.ExpiresAt}
 	limit := c.ttl()

@@ -23,12 +23,15 @@ type Decision struct {
 // String describes the decision for people, e.g.
 // `disallowed by "Disallow: /basket/" (line 7, user-agent CrawlCove-Crawler)`.
 func (d Decision) String() string {
-	var b strings.Builder
 	if d.Allowed {
-		b.WriteString("allowed")
-	} else {
-		b.WriteString("disallowed")
+		return "allowed" + d.reason()
 	}
+	return "disallowed" + d.reason()
+}
+
+// reason is String without the leading "allowed" or "disallowed".
+func (d Decision) reason() string {
+	var b strings.Builder
 	switch {
 	case d.always:
 		b.WriteString(": /robots.txt is always allowed")
@@ -39,6 +42,11 @@ func (d Decision) String() string {
 		b.WriteString(`" (line `)
 		b.WriteString(strconv.Itoa(d.Rule.Line))
 		b.WriteString(", ")
+	case !d.Allowed && d.Rule == nil:
+		// Only a Decision not made by Rules (the zero value) disallows
+		// without a rule; do not explain it as if a group allowed it.
+		b.WriteString(": no rule recorded")
+		return b.String()
 	case d.Agents == nil:
 		b.WriteString(": no group applies")
 		return b.String()

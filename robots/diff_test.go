@@ -15,7 +15,10 @@ import (
 // (its wildcard precedence differs), no two rules with the same pattern
 // (it breaks ties by order, not Allow), every group with a rule (temoto
 // drops rule-less groups), no Crawl-delay or empty rules (they change its
-// grouping), and paths other than /robots.txt.
+// grouping), and paths other than /robots.txt. A quarter of the records
+// are written without their colon ("Disallow /a"), which both parsers read
+// as if it were there; temoto's departure on colon-less lines of several
+// words is pinned in TestTemotoDepartures.
 func TestDifferentialTemoto(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2026, 11))
 	tokens := []string{"alpha", "bravo", "charlie", "delta"}
@@ -27,6 +30,12 @@ func TestDifferentialTemoto(t *testing.T) {
 		}
 		return b.String()
 	}
+	sep := func() string {
+		if rng.IntN(4) == 0 {
+			return " " // the colon forgotten
+		}
+		return ": "
+	}
 	files, checks := 0, 0
 	for range 3000 {
 		var b strings.Builder
@@ -34,14 +43,14 @@ func TestDifferentialTemoto(t *testing.T) {
 		groups := 1 + rng.IntN(4)
 		for range groups {
 			if rng.IntN(3) == 0 {
-				b.WriteString("User-agent: *\n")
+				b.WriteString("User-agent" + sep() + "*\n")
 			}
 			for range 1 + rng.IntN(2) {
 				tok := tokens[rng.IntN(len(tokens))]
 				if rng.IntN(2) == 0 {
 					tok = strings.ToUpper(tok[:1]) + tok[1:]
 				}
-				fmt.Fprintf(&b, "User-agent: %s\n", tok)
+				fmt.Fprintf(&b, "User-agent%s%s\n", sep(), tok)
 			}
 			for n, tries := 1+rng.IntN(5), 0; n > 0 && tries < 100; tries++ {
 				p := randPath(6)
@@ -51,9 +60,9 @@ func TestDifferentialTemoto(t *testing.T) {
 				n--
 				used[p] = true
 				if rng.IntN(2) == 0 {
-					fmt.Fprintf(&b, "Allow: %s\n", p)
+					fmt.Fprintf(&b, "Allow%s%s\n", sep(), p)
 				} else {
-					fmt.Fprintf(&b, "Disallow: %s\n", p)
+					fmt.Fprintf(&b, "Disallow%s%s\n", sep(), p)
 				}
 			}
 			b.WriteString("\n")
@@ -97,8 +106,16 @@ func TestTemotoDepartures(t *testing.T) {
 	if self.TestAgent("/robots.txt", "a") {
 		t.Error("temoto now allows /robots.txt implicitly")
 	}
-	r := Parse([]byte("Disallow: /x\nUser-agent: CrawlCove\nDisallow: /\nUser-agent: *\nDisallow: /page\nAllow: /page\n"))
-	if !r.Allowed("CrawlCove-Crawler", "/page") || r.Allowed("CrawlCove", "/x") || !r.Allowed("CrawlCove", "/robots.txt") {
+	// A colon-less line of several words is prose to Google's parser and to
+	// this package; temoto reads its first two words as a record.
+	words, _ := robotstxt.FromString("User-agent: *\nDisallow /private /other\n")
+	if words.TestAgent("/private", "a") {
+		t.Error("temoto no longer reads a colon-less line of several words as a record")
+	}
+	r := Parse([]byte("Disallow: /x\nUser-agent: CrawlCove\nDisallow: /\nUser-agent: *\nDisallow: /page\nAllow: /page\n" +
+		"Disallow /private /other\n"))
+	if !r.Allowed("CrawlCove-Crawler", "/page") || r.Allowed("CrawlCove", "/x") || !r.Allowed("CrawlCove", "/robots.txt") ||
+		!r.Allowed("CrawlCove-Crawler", "/private") {
 		t.Error("this package should get all of these right")
 	}
 }

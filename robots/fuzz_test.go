@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,40 @@ func refAllowed(r *Rules, token, rawURL string) bool {
 	return allow
 }
 
+// dropColons rewrites every "name: value" line whose name Parse knows and
+// whose value is one word as "name value", the colon forgotten. Parse must
+// read the result exactly as the original.
+func dropColons(body []byte) []byte {
+	out := make([]byte, 0, len(body))
+	for len(body) > 0 {
+		end := len(body)
+		for i, c := range body {
+			if c == '\n' || c == '\r' {
+				end = i
+				break
+			}
+		}
+		line := string(body[:end])
+		text := line
+		if c := strings.IndexByte(text, '#'); c >= 0 {
+			text = text[:c]
+		}
+		if colon := strings.IndexByte(text, ':'); colon >= 0 {
+			name, value := trimSpace(text[:colon]), trimSpace(text[colon+1:])
+			if knownName(name) && value != "" && !hasSpace(value) {
+				line = line[:colon] + " " + line[colon+1:]
+			}
+		}
+		out = append(out, line...)
+		body = body[end:]
+		for len(body) > 0 && (body[0] == '\n' || body[0] == '\r') {
+			out = append(out, body[0])
+			body = body[1:]
+		}
+	}
+	return out
+}
+
 func FuzzParseAllowed(f *testing.F) {
 	seeds := []string{
 		"User-agent: *\nDisallow: /\n",
@@ -72,6 +107,8 @@ func FuzzParseAllowed(f *testing.F) {
 		"User-agent: *\nDisallow: /caf%c3%a9\nAllow: /%7Ejoe\nDisallow: /file-%2A.html\nDisallow: /foo-%24\n",
 		"Disallow: /x\nUser-agent: a\nUser-agent: b\nAllow: /p\nDisallow: /pa\nAllow: /pag\nUser-agent: a\nDisallow: /q$\n",
 		realisticRobots(7),
+		"User-agent a\nDisallow /private\nAllow /private/ok # c\nSitemap https://e.com/s.xml\nCrawl-delay 2\nDisallow /a /b\nDisalow /c\n",
+		"user-agent *\r\ndisallow /a:b\r\nallow\t/a:b/c\rDisallow\n",
 	}
 	urls := []string{"/", "/robots.txt", "https://e.com/blog/x?y#z", "/a1b2c3.pdf", "/café", "/%7ejoe/x", "/file-*.html", "http://e.com"}
 	tokens := []string{"a", "2-UAcomBot", "CrawlCove-Crawler", "*", "", "Googlebot"}
@@ -109,5 +146,22 @@ func FuzzParseAllowed(f *testing.F) {
 			t.Fatalf("crawl-delay %v", delay)
 		}
 		_ = ProductToken(token)
+
+		// A forgotten colon changes nothing (Google's parser reads it the
+		// same way); only a shorter body could move the 500 KiB cut.
+		if len(body) <= MaxBodySize {
+			nc := Parse(dropColons(body))
+			if !slices.Equal(nc.Rules(), r.Rules()) || !slices.Equal(nc.Sitemaps(), r.Sitemaps()) {
+				t.Fatalf("without colons: rules %v, sitemaps %v; with: %v, %v", nc.Rules(), nc.Sitemaps(), r.Rules(), r.Sitemaps())
+			}
+			if nc.Allowed(token, rawURL) != got {
+				t.Fatalf("without colons Allowed(%q, %q) = %v, with %v", token, rawURL, !got, got)
+			}
+			d1, ok1 := nc.CrawlDelay(token)
+			d2, ok2 := r.CrawlDelay(token)
+			if d1 != d2 || ok1 != ok2 {
+				t.Fatalf("without colons crawl-delay %v %v, with %v %v", d1, ok1, d2, ok2)
+			}
+		}
 	})
 }

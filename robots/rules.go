@@ -135,8 +135,9 @@ type parser struct {
 func (p *parser) parse(s string) {
 	r := p.r
 	p.cur = -1
-	// Every record has a colon: their count bounds the rules, so the rule
-	// slices are allocated once.
+	// Nearly every record has a colon: their count bounds the rules of a
+	// usual file, so the rule slices are allocated once (colon-less records,
+	// a typo, only make them grow).
 	n := min(strings.Count(s, ":")+1, 1<<16)
 	r.rules = make([]Rule, 0, n)
 	r.pats = make([]pattern, 0, n)
@@ -171,12 +172,10 @@ func (p *parser) line(text string, line int) {
 	if c := strings.IndexByte(text, '#'); c >= 0 {
 		text = text[:c]
 	}
-	colon := strings.IndexByte(text, ':')
-	if colon < 0 {
+	name, value, ok := splitRecord(text)
+	if !ok {
 		return
 	}
-	name := trimSpace(text[:colon])
-	value := trimSpace(text[colon+1:])
 	r := p.r
 	switch {
 	case equalFold(name, "user-agent"):
@@ -211,6 +210,62 @@ func (p *parser) line(text string, line int) {
 			r.groups[p.cur].delay, r.groups[p.cur].hasDelay = d, true
 		}
 	}
+}
+
+// splitRecord splits a line (comment removed) into a record's name and
+// value. The usual form is "name: value". Like Google's parser, it also
+// reads "name value" without the colon, but only when name is a directive
+// this package knows (see knownName) and the value is a single word: the
+// missing colon is a common typo ("Disallow /private"), while a line of
+// several words without a colon is prose, not a record. The colon-less form
+// is recognised before a colon inside the value too ("Sitemap
+// https://e.com/s.xml", "Disallow /a:b"): the text before that colon is then
+// not a name, because it holds whitespace.
+func splitRecord(text string) (name, value string, ok bool) {
+	colon := strings.IndexByte(text, ':')
+	if colon >= 0 {
+		name = trimSpace(text[:colon])
+		if !hasSpace(name) {
+			return name, trimSpace(text[colon+1:]), true
+		}
+	}
+	t := trimSpace(text)
+	i := 0
+	for i < len(t) && !isSpace(t[i]) {
+		i++
+	}
+	name, value = t[:i], trimSpace(t[i:])
+	if value == "" || hasSpace(value) || !knownName(name) {
+		return "", "", false
+	}
+	return name, value, true
+}
+
+// knownName reports whether name is one of the directives Parse reads,
+// ignoring case: user-agent, allow, disallow, sitemap and crawl-delay.
+func knownName(name string) bool {
+	switch len(name) {
+	case 5:
+		return equalFold(name, "allow")
+	case 7:
+		return equalFold(name, "sitemap")
+	case 8:
+		return equalFold(name, "disallow")
+	case 10:
+		return equalFold(name, "user-agent")
+	case 11:
+		return equalFold(name, "crawl-delay")
+	}
+	return false
+}
+
+func hasSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *parser) sitemap(value string) {

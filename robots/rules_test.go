@@ -54,8 +54,20 @@ func TestRulesFile(t *testing.T) {
 			[]check{{"a", "/x", false}, {"b", "/x", false}}},
 		{"other records do not end a group", "User-agent: a\nDisallow: /x\nHost: e.com\nCrawl-delay: 3\nFoo: bar\nDisallow: /y\n",
 			[]check{{"a", "/x", false}, {"a", "/y", false}}},
-		{"line without colon skipped", "User-agent: *\nthis is not a record\nDisallow /nope\nDisallow: /x\n",
-			[]check{{"a", "/x", false}, {"a", "/nope", true}}},
+		{"line without colon skipped", "User-agent: *\nthis is not a record\nnotarecord\nDisallow: /x\n",
+			[]check{{"a", "/x", false}, {"a", "/notarecord", true}}},
+		// A known directive name, whitespace and one word: the colon was
+		// forgotten (Google's parser reads these lines the same way).
+		{"missing colon after a known name", "user-agent a\nDISALLOW /private\nallow\t/private/ok\n\nUser-agent b\nDisallow /b # comment\n",
+			[]check{{"a", "/private/x", false}, {"a", "/private/ok", true}, {"a", "/b", true}, {"b", "/b", false}, {"b", "/private", true}}},
+		{"missing colon, value with a colon", "User-agent *\nDisallow /a:b\n",
+			[]check{{"x", "/a:b", false}, {"x", "/a", true}}},
+		{"missing colon, several words: skipped", "User-agent: *\nDisallow /a /b\nDisallow /c d\n",
+			[]check{{"x", "/a", true}, {"x", "/b", true}, {"x", "/c", true}}},
+		{"missing colon, unknown name: skipped", "User-agent: *\nDisalow /a\nNoindex /b\nDisallow /c\n",
+			[]check{{"x", "/a", true}, {"x", "/b", true}, {"x", "/c", false}}},
+		{"missing colon, no value: skipped", "User-agent: a\nDisallow\nUser-agent: b\nDisallow: /b\n",
+			[]check{{"a", "/b", false}, {"b", "/b", false}}},
 		{"bad crawl-delay does not invalidate the file", "User-agent: *\nCrawl-delay: soon\nDisallow: /x\n",
 			[]check{{"a", "/x", false}}},
 		{"binary garbage does not invalidate the file", "User-agent: *\n\x00\xff\xfe:::\nDisallow: /x\n",
@@ -212,12 +224,38 @@ func TestTruncation(t *testing.T) {
 		assert.False(t, r.Allowed("a", "/last"))
 		assert.True(t, r.Allowed("a", "/late"))
 	})
+	// A line the limit cuts in two is dropped: its first half is another
+	// rule than the one the site owner wrote, and would change answers.
 	t.Run("line cut by the limit dropped", func(t *testing.T) {
-		tail := "Allow: /firs"                                                                 // the limit falls inside "Allow: /first/ok"
-		body := head + pad(MaxBodySize-len(head)-len(tail)) + tail + "t/ok\nDisallow: /late\n" // half a rule would allow /first*
+		for _, c := range []struct {
+			name, head, line string
+			cut              int // bytes of line before the limit
+			token, url       string
+			allowed          bool // the right answer; keeping the half line gives the other
+		}{
+			{"half an Allow would open the site", "User-agent: *\nDisallow: /\n", "Allow: /blog/\n", len("Allow: /"), "a", "/shop", false},
+			{"half a Disallow would close more", "User-agent: *\nDisallow: /private/\n", "Disallow: /private-area/\n", len("Disallow: /priv"), "a", "/privacy", true},
+			{"half a user-agent would name another crawler", "User-agent: *\nDisallow: /\n\nUser-agent: other\n", "User-agent: CrawlCove-Crawler\n", len("User-agent: CrawlCove"), "CrawlCove", "/x", false},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				prefix := c.head + pad(MaxBodySize-len(c.head)-c.cut)
+				require.Len(t, prefix+c.line[:c.cut], MaxBodySize)
+				r := Parse([]byte(prefix + c.line + "Allow: /late\n"))
+				assert.True(t, r.Truncated())
+				assert.Equal(t, c.allowed, r.Allowed(c.token, c.url), r.Explain(c.token, c.url))
+				// The half line, had it been kept, would answer otherwise.
+				kept := Parse([]byte(prefix + c.line[:c.cut] + "\n"))
+				assert.Equal(t, !c.allowed, kept.Allowed(c.token, c.url), "the case tests nothing")
+			})
+		}
+	})
+	t.Run("CR at the limit ends the line", func(t *testing.T) {
+		tail := "Disallow: /last"
+		body := head + pad(MaxBodySize-len(head)-len(tail)) + tail + "\rDisallow: /late\r"
 		r := Parse([]byte(body))
 		assert.True(t, r.Truncated())
-		assert.False(t, r.Allowed("a", "/first"))
+		assert.False(t, r.Allowed("a", "/last"))
+		assert.True(t, r.Allowed("a", "/late"))
 	})
 }
 
@@ -385,4 +423,25 @@ func TestRulesAccessors(t *testing.T) {
 	assert.Nil(t, nilRules.Sitemaps())
 	_, ok := nilRules.CrawlDelay("a")
 	assert.False(t, ok)
+}
+
+// TestMissingColon: every directive Parse knows is read without its colon
+// when a single word follows the name, and gives the same Rule, line and
+// file-wide records as with the colon.
+func TestMissingColon(t *testing.T) {
+	with := "User-agent: a\nCrawl-delay: 3\nDisallow: /x\nAllow: /x/y\nSitemap: https://e.com/s.xml\n"
+	without := "User-agent a\nCrawl-delay 3\nDisallow /x\nAllow\t/x/y\nSitemap  https://e.com/s.xml\n"
+	rw, ro := Parse([]byte(with)), Parse([]byte(without))
+	assert.Equal(t, rw.Rules(), ro.Rules())
+	assert.Equal(t, []Rule{{Pattern: "/x", Line: 3}, {Allow: true, Pattern: "/x/y", Line: 4}}, ro.Rules())
+	assert.Equal(t, []string{"https://e.com/s.xml"}, ro.Sitemaps())
+	d, ok := ro.CrawlDelay("a")
+	assert.True(t, ok)
+	assert.Equal(t, 3*time.Second, d)
+	assert.Equal(t, `disallowed by "Disallow: /x" (line 3, user-agent a)`, ro.Explain("a", "/x/z").String())
+
+	for _, line := range []string{"Disallow", "Disallow /a /b", "Disalow /a", "Noindex /a", "Disallow\x00/a", "this is prose"} {
+		r := Parse([]byte("User-agent: *\n" + line + "\n"))
+		assert.Empty(t, r.Rules(), "%q is not a record", line)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
@@ -48,7 +49,9 @@ func ExampleExpander() {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
+	var robotsRequests atomic.Int32
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		robotsRequests.Add(1)
 		fmt.Fprintf(w, "User-agent: *\nDisallow: /private/\nSitemap: %s/sitemap_index.xml\n", srv.URL)
 	})
 	mux.HandleFunc("/sitemap_index.xml", func(w http.ResponseWriter, r *http.Request) {
@@ -60,11 +63,14 @@ func ExampleExpander() {
 
 	ctx := context.Background()
 	client := &fetch.Client{UserAgent: "ExampleBot/1.0 (+https://example.com/bot)", MaxBodyBytes: sitemap.DefaultMaxBytes}
-	res, err := client.Get(ctx, srv.URL+"/robots.txt")
+	// One robots cache serves the client's checks and the list of sitemaps,
+	// so robots.txt is fetched once.
+	cache := &robots.Cache{Client: &http.Client{Transport: client.PoliteTransport()}}
+	client.Robots = cache
+	roots, err := cache.Sitemaps(ctx, srv.URL+"/")
 	if err != nil {
 		log.Fatal(err)
 	}
-	roots := robots.Parse(res.Body).Sitemaps()
 
 	e := &sitemap.Expander{Fetcher: client}
 	reports, err := e.Expand(ctx, roots, func(p sitemap.Entry, from sitemap.Source) error {
@@ -77,10 +83,12 @@ func ExampleExpander() {
 	for _, r := range reports {
 		fmt.Println(strings.TrimPrefix(r.URL, srv.URL), r.Level, r.Status, r.Kind, r.Entries, r.Err != nil)
 	}
+	fmt.Println("robots.txt requests:", robotsRequests.Load())
 	// Output:
 	// page /posts/1 from /posts.xml
 	// page /posts/2 from /posts.xml
 	// /sitemap_index.xml 0 200 sitemapindex 2 false
 	// /posts.xml 1 200 urlset 2 false
 	// /gone.xml 1 404 unknown 0 true
+	// robots.txt requests: 1
 }

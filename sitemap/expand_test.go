@@ -306,3 +306,23 @@ func TestExpandTruncatedBody(t *testing.T) {
 		assert.Len(t, p, len(u)+len("/page-0000"), "no partial last line")
 	}
 }
+
+// A Sitemap: line that leads to a plain-text page without a single URL (a
+// soft 404, a notice) is reported as not a sitemap, not as an empty one.
+func TestExpandTextWithoutURLsIsNotASitemap(t *testing.T) {
+	s := testsite.New(t)
+	u := s.URL()
+	s.Page("/sitemap.txt", "text/plain", "Sitemap moved. Please contact the webmaster.\n")
+	s.Page("/empty.xml", "application/xml", urlset())
+	reps, err := (&Expander{Fetcher: newClient()}).Expand(context.Background(), []string{u + "/sitemap.txt", u + "/empty.xml"}, nil)
+	require.NoError(t, err)
+	require.Len(t, reps, 2)
+	assert.ErrorIs(t, reps[0].Err, ErrNotSitemap)
+	assert.Contains(t, reps[0].Err.Error(), u+"/sitemap.txt")
+	assert.Contains(t, reps[0].Err.Error(), "Sitemap moved.")
+	assert.Equal(t, KindUnknown, reps[0].Kind)
+	assert.Equal(t, 200, reps[0].Status)
+	assert.NoError(t, reps[1].Err, "an empty urlset is a valid, empty sitemap")
+	assert.Equal(t, KindURLSet, reps[1].Kind)
+	assert.Equal(t, 0, reps[1].Entries)
+}

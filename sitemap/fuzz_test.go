@@ -24,6 +24,9 @@ func fuzzSeeds() []string {
 		"<html><body>not a sitemap</body></html>",
 		"\xef\xbb\xbf<urlset><url><loc>https://example.com/a</loc></url>",
 		"<urlset><!-- c --><?pi?><url><loc>https://example.com/a</loc></url></urlset>",
+		"Not Found\n",
+		"# comment\n/relative\nhttps://other.example/x\n",
+		"<urlset></urlset>",
 	}
 }
 
@@ -43,8 +46,10 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(bytes.NewReader(doc), "https://example.com/sitemap.xml")
 		r.MaxBytes, r.MaxEntries = maxBytes, maxEntries
 		n := 0
+		var err error
 		for {
-			e, err := r.Next()
+			var e Entry
+			e, err = r.Next()
 			if err == io.EOF {
 				break
 			}
@@ -72,6 +77,9 @@ func FuzzReader(f *testing.F) {
 			if len(e.Alternates) > MaxAlternates {
 				t.Fatalf("%d alternates", len(e.Alternates))
 			}
+		}
+		if err == io.EOF && r.Kind() == KindText && n == 0 && r.Skipped().OutOfScope == 0 {
+			t.Fatalf("a non-XML document without any http(s) URL read as an empty text sitemap (skips %v)", r.Skipped())
 		}
 		if r.BytesRead() > maxBytes {
 			t.Fatalf("read %d bytes, limit %d", r.BytesRead(), maxBytes)

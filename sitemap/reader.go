@@ -52,6 +52,7 @@ type Reader struct {
 	text    bool
 	gz      bool
 	latin1  bool
+	first   string // text: the start of the first non-blank line, for the ErrNotSitemap detail
 
 	// XML state.
 	stack      []frame
@@ -282,9 +283,18 @@ func (r *Reader) nextText() (Entry, error) {
 			if err := r.readError(); err != nil {
 				return Entry{}, err
 			}
+			if r.count == 0 && r.skips.OutOfScope == 0 && r.skips.Duplicate == 0 {
+				// Not one line was an http(s) URL: a soft-404 page, a
+				// notice, JSON... not a sitemap, whatever its name says.
+				r.kind = KindUnknown
+				return Entry{}, r.fail(ErrNotSitemap, "no http(s) URL in a non-XML document (first line "+strconv.Quote(r.first)+")", nil)
+			}
 			return Entry{}, io.EOF
 		}
 		line = trimSpace(line)
+		if r.first == "" && (len(line) > 0 || over) {
+			r.first = firstLine(line, over)
+		}
 		if !over && (len(line) == 0 || line[0] == '#') {
 			continue
 		}
@@ -293,6 +303,21 @@ func (r *Reader) nextText() (Entry, error) {
 			return e, err
 		}
 	}
+}
+
+// firstLine keeps the start of a line for an error message: at most 60
+// bytes, cut at a character boundary.
+func firstLine(line []byte, over bool) string {
+	if over {
+		return "(a line longer than " + strconv.Itoa(maxText) + " bytes)"
+	}
+	if n := 60; len(line) > n {
+		for k := 0; k < utf8.UTFMax-1 && !utf8.RuneStart(line[n]); k++ {
+			n--
+		}
+		return string(line[:n]) + "..."
+	}
+	return string(line)
 }
 
 // readLine returns the next line (without '\n'), valid until the next read.

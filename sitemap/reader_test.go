@@ -155,6 +155,14 @@ func TestUnusableDocuments(t *testing.T) {
 		{"truncated gzip", gz(t, []byte(urlset("https://example.com/a")))[:20], ErrCompression, ""},
 		{"UTF-16", []byte("\xff\xfe<\x00u\x00"), ErrEncoding, "UTF-16"},
 		{"unsupported encoding", []byte(`<?xml version="1.0" encoding="Shift_JIS"?><urlset/>`), ErrEncoding, "Shift_JIS"},
+		// A non-XML document is a text sitemap only if some line is an http(s) URL.
+		{"plain-text notice", []byte("Not Found\r\nThe requested URL was not found on this server.\n"), ErrNotSitemap, `first line "Not Found"`},
+		{"comments only", []byte("# sitemap coming soon\n# stay tuned\n"), ErrNotSitemap, `first line "# sitemap coming soon"`},
+		{"relative paths only", []byte("/a\npage.html\n//example.com/b\n"), ErrNotSitemap, "no http(s) URL"},
+		{"other schemes only", []byte("ftp://example.com/a\nmailto:a@example.com\n"), ErrNotSitemap, "no http(s) URL"},
+		{"JSON", []byte(`{"urls": ["/a", "/b"]}`), ErrNotSitemap, `first line "{\"urls\": [\"/a\", \"/b\"]}"`},
+		{"gzip notice", gz(t, []byte("Service temporarily unavailable")), ErrNotSitemap, "Service temporarily"},
+		{"long first line cut", []byte(strings.Repeat("é", 40) + "\n"), ErrNotSitemap, `"` + strings.Repeat("é", 30) + `..."`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,6 +176,41 @@ func TestUnusableDocuments(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.detail)
 		})
 	}
+}
+
+// A sitemap with no entries is still a sitemap when it says so: an XML
+// urlset, index or feed without entries, or a text sitemap whose URLs were
+// all skipped for scope. Only a non-XML document without a single http(s)
+// URL is not one (TestUnusableDocuments).
+func TestEmptySitemapsStayValid(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  string
+		kind Kind
+	}{
+		{"empty urlset", `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>`, KindURLSet},
+		{"self-closed urlset", `<urlset/>`, KindURLSet},
+		{"urlset of entries without loc", `<urlset><url><lastmod>2024</lastmod></url></urlset>`, KindURLSet},
+		{"empty index", `<sitemapindex></sitemapindex>`, KindIndex},
+		{"feed without items", `<rss version="2.0"><channel><title>t</title></channel></rss>`, KindRSS},
+		{"text, every URL out of scope", "https://other.example/a\nhttps://other.example/b\n", KindText},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			es, r, err := readAll(t, []byte(tc.doc), src, nil)
+			require.NoError(t, err)
+			assert.Empty(t, es)
+			assert.Equal(t, tc.kind, r.Kind())
+		})
+	}
+	es, r, err := readAll(t, []byte("Sitemap\n/relative\nhttps://example.com/a\n"), src, nil)
+	require.NoError(t, err, "one URL is enough")
+	assert.Equal(t, []string{"https://example.com/a"}, urls(es))
+	assert.Equal(t, KindText, r.Kind())
+	assert.Equal(t, Skips{Relative: 2}, r.Skipped())
+
+	_, r, err = readAll(t, []byte("Not Found\n"), src, nil)
+	require.ErrorIs(t, err, ErrNotSitemap)
+	assert.Equal(t, KindUnknown, r.Kind(), "not a sitemap, so not a text sitemap")
 }
 
 func TestNamespacesAndCase(t *testing.T) {
@@ -397,6 +440,38 @@ func TestScope(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, len(locs)-len(tc.want), r.Skipped().OutOfScope)
 		})
+	}
+
+	// URLs that the allocation-free path leaves to url.Parse (non-ASCII,
+	// userinfo, IPv6, odd ports) are held to the same scope.
+	slow := []string{
+		"https://example.com/catalog/caf\u00e9",           // a: non-ASCII path, in scope
+		"https://user:pw@example.com/catalog/b",           // b: userinfo, same host
+		"https://example.com@other.example/catalog/c",     // c: userinfo that names our host
+		"https://other.example/catalog/caf\u00e9",         // d: non-ASCII path, other host
+		"https://b\u00fccher.example/catalog/e",           // e: IDN host
+		"https://[::1]/catalog/f",                         // f: IPv6 literal
+		"https://EXAMPLE.com:443/catalog/%zz/g",           // g: bad escape: invalid, not scope
+		"https://example.com:8443/catalog/\u00e9/h",       // h: other port
+		"http://example.com/catalog/\u00e9/i",             // i: other scheme
+		"https://user@other.example:443/catalog/\u00e9/j", // j: userinfo, other host
+	}
+	for _, tc := range []struct {
+		scope Scope
+		want  []string
+	}{
+		{ScopeStrict, []string{slow[0], slow[1]}},
+		{ScopeHost, []string{slow[0], slow[1], slow[8]}},
+		{ScopeAny, []string{slow[0], slow[1], slow[2], slow[3], slow[4], slow[5], slow[7], slow[8], slow[9]}},
+	} {
+		es, r, err := readAll(t, []byte(urlset(slow...)), "https://example.com/catalog/sitemap.xml", func(r *Reader) { r.Scope = tc.scope })
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, urls(es), "scope %d", tc.scope)
+		assert.Equal(t, 1, r.Skipped().Invalid)
+		for _, u := range slow {
+			_, _, _, _, simple := splitSimple([]byte(u))
+			require.False(t, simple, "%s must take the slow path", u)
+		}
 	}
 
 	// An index's children must share host and port only.

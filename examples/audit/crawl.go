@@ -121,7 +121,7 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	fc := frontier.DefaultConfig()
 	fc.MaxPages, fc.MaxDepth = cfg.MaxPages, cfg.MaxDepth
 	fc.MaxInFlight, fc.Gap = cfg.Concurrency, cfg.Gap
-	fc.Robots, fc.RobotsToken = c.robots, c.token
+	fc.Robots, fc.RobotsTokens = c.robots, []string{c.token}
 	fc.Slowdown = c.slow
 	fc.Scope = c.scope
 	fc.Now = e.Now
@@ -157,7 +157,7 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 func (c *crawler) newClient(maxBody int64) *fetch.Client {
 	return &fetch.Client{
 		UserAgent:    c.cfg.UserAgent,
-		RobotsToken:  c.token,
+		RobotsTokens: []string{c.token},
 		Timeout:      c.cfg.Timeout,
 		MaxRedirects: 10,
 		MaxBodyBytes: maxBody,

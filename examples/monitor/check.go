@@ -64,6 +64,7 @@ func newFreeTool(m *monitor) (*freeTool, error) {
 	cfg.PerHostInFlight = 1
 	cfg.PerHostGap = m.o.gap
 	cfg.Now = m.now
+	cfg.Logger = m.logger
 	gate, err := frontier.New(cfg)
 	if err != nil {
 		return nil, err

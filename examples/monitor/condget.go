@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"sync"
-	"time"
 )
 
-// Conditional GET and honest timings, at the bottom of the transport stack.
+// Conditional GET, at the bottom of the transport stack.
 //
 // fetch.Client sends the same headers on every request, so the validators of
 // one page (If-None-Match, If-Modified-Since) travel in the request's
 // context and are added here, under fetch's politeness, only to the request
-// for the exact URL whose 200 response gave them. The same layer times each
-// request from sending it to the end of its body: the server's time, which
-// is what response_ms stores, not the time a request waited at the
-// politeness gate or between retries.
+// for the exact URL whose 200 response gave them.
 
 // validators are what the page's last 200 response said about itself.
 type validators struct {
@@ -25,27 +20,18 @@ type validators struct {
 	LastModified string
 }
 
-// exchangeInfo is filled by condTransport for one fetch: the server time of
-// the last request sent (robots.txt requests of the fetch come before the
-// request they clear, so the last one is the final page request) and
-// whether validators were sent with it.
+// exchangeInfo is filled by condTransport for one fetch: whether validators
+// were sent with the last request (robots.txt requests of the fetch come
+// before the request they clear, so the last one is the final page request).
 type exchangeInfo struct {
 	mu       sync.Mutex
-	url      string
-	start    time.Time
-	ttfb     time.Duration
-	done     time.Duration // start to end of body; 0 until the body ends
 	sentCond bool
 }
 
-// serverTime is the last request's time to first byte plus its body.
-func (x *exchangeInfo) serverTime() time.Duration {
+func (x *exchangeInfo) sent() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.done > 0 {
-		return x.done
-	}
-	return x.ttfb
+	return x.sentCond
 }
 
 type ctxKey struct{}
@@ -62,7 +48,7 @@ func withFetchInfo(ctx context.Context, cond *validators) (context.Context, *exc
 	return context.WithValue(ctx, ctxKey{}, &fetchCtx{cond: cond, info: info}), info
 }
 
-// condTransport adds validators and records timings; see above.
+// condTransport adds validators; see above.
 type condTransport struct {
 	base http.RoundTripper
 }
@@ -83,52 +69,14 @@ func (t condTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		sent = true
 	}
-	start := time.Now()
-	resp, err := t.base.RoundTrip(req)
-	info := fc.info
-	info.mu.Lock()
-	info.url, info.start, info.ttfb, info.done, info.sentCond = req.URL.String(), start, time.Since(start), 0, sent
-	info.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = &timedBody{ReadCloser: resp.Body, info: info, start: start}
-	return resp, nil
+	fc.info.mu.Lock()
+	fc.info.sentCond = sent
+	fc.info.mu.Unlock()
+	return t.base.RoundTrip(req)
 }
 
 func (t condTransport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// timedBody records when the body ended (EOF or Close, whichever first).
-type timedBody struct {
-	io.ReadCloser
-	info  *exchangeInfo
-	start time.Time
-	once  sync.Once
-}
-
-func (b *timedBody) end() {
-	b.once.Do(func() {
-		b.info.mu.Lock()
-		if b.info.start.Equal(b.start) {
-			b.info.done = time.Since(b.start)
-		}
-		b.info.mu.Unlock()
-	})
-}
-
-func (b *timedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.end()
-	}
-	return n, err
-}
-
-func (b *timedBody) Close() error {
-	b.end()
-	return b.ReadCloser.Close()
 }

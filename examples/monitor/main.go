@@ -33,7 +33,8 @@
 //
 // serve is the web dashboard, page history, free tool and JSON API
 // (README.md in this directory is the manual). Common flags: -user-agent,
-// -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private. The
+// -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private,
+// -log FILE (decision events of every component as JSON lines). The
 // proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
 // 0 success, 2 usage error, 1 failure.
 package main
@@ -44,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -114,6 +116,9 @@ type env struct {
 	guardExempt func(netip.AddrPort) bool
 	// listening, when set, is told the server's address once it listens.
 	listening func(addr string)
+	// logger receives the decision events of every component; -log FILE
+	// sets it.
+	logger *slog.Logger
 }
 
 func (e env) clock() func() time.Time {
@@ -162,7 +167,8 @@ const usageText = `usage:
   monitor check   [-db PATH] URL        the free tool: one polite check, prints the response card
   monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]   dashboard, free tool and JSON API
 common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable),
-  -allow-private (track, run, watch, check, serve: allow internal addresses)
+  -allow-private (track, run, watch, check, serve: allow internal addresses),
+  -log FILE (run, watch, check, serve: decision events as JSON lines)
 run "monitor COMMAND -h" for the flags of one command
 `
 
@@ -210,6 +216,8 @@ type options struct {
 	parallel  int
 	// allowPrivate turns the SSRF guard off.
 	allowPrivate bool
+	// logFile receives decision events as JSON lines (-log).
+	logFile string
 	// serve
 	addr       string
 	watch      bool
@@ -251,6 +259,10 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	switch cmd {
 	case "track", "run", "watch", "serve", "check":
 		fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow fetching loopback, private, link-local and other internal addresses (off: refused before connecting)")
+	}
+	switch cmd {
+	case "run", "watch", "serve", "check":
+		fs.StringVar(&o.logFile, "log", "", "append every decision (robots.txt, queue, gate waits, redirects, retries) to FILE as JSON lines (slog, Debug level)")
 	}
 	switch cmd {
 	case "track":
@@ -327,6 +339,15 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if _, _, err := net.SplitHostPort(o.addr); err != nil {
 			return usagef("-addr %q: want HOST:PORT (%v)", o.addr, err)
 		}
+	}
+
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("-log: %w", err)
+		}
+		defer f.Close()
+		e.logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 
 	var st *store

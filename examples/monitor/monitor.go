@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -23,14 +24,26 @@ import (
 
 // monitor takes the snapshots that are due, politely.
 type monitor struct {
-	st     *store // nil for `check` without -db
-	o      options
-	now    func() time.Time
+	st  *store // nil for `check` without -db
+	o   options
+	now func() time.Time
+	// token is the product token of the configured user agent, named in
+	// the banner; tokens are the ones robots.txt is asked about, in order:
+	// the user agent's own, then 2-UAcomBot, which the monitor answers to
+	// whatever -user-agent says (rules site owners wrote for the published
+	// bot keep working).
 	token  string
+	tokens []string
 	header http.Header
 	base   http.RoundTripper
 	guard  *guard
+	// logger receives every component's decision events (-log FILE);
+	// nil is silent.
+	logger *slog.Logger
 }
+
+// publishedToken is the product token of the 2-UAcomBot page.
+const publishedToken = "2-UAcomBot"
 
 func newMonitor(st *store, o options, e env) (*monitor, error) {
 	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt, mapped: map[string]string{}}
@@ -49,7 +62,9 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		st:    st,
 		o:     o,
 		now:   e.clock(),
-		token: robots.ProductToken(o.userAgent),
+		token:  robots.ProductToken(o.userAgent),
+		tokens: robots.Tokens(o.userAgent, publishedToken),
+		logger: e.logger,
 		// X-AGENT: 2-UA, spelled as the page says: fetch sends header names
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
@@ -69,14 +84,15 @@ func (m *monitor) close() {
 // the free tool), passing gate before every request, robots.txt included.
 func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any)) (*fetch.Client, *robots.Cache) {
 	client := &fetch.Client{
-		UserAgent:   m.o.userAgent,
-		Header:      m.header,
-		RobotsToken: m.token,
-		Timeout:     m.o.timeout,
-		Gate:        gate,
-		Policy:      backoff.Default(),
-		Transport:   m.base,
-		Now:         m.now,
+		UserAgent:    m.o.userAgent,
+		Header:       m.header,
+		RobotsTokens: m.tokens,
+		Timeout:      m.o.timeout,
+		Gate:         gate,
+		Policy:       backoff.Default(),
+		Transport:    m.base,
+		Now:          m.now,
+		Logger:       m.logger,
 		// Each redirect target is checked before its robots.txt is asked
 		// for: a site must not steer the monitor to an internal address
 		// (the dial hook would refuse it too, but less clearly).
@@ -92,6 +108,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		TTL:     robotsTTL,
 		Recheck: robotsRecheck,
 		Now:     m.now,
+		Logger:  m.logger,
 	}
 	if m.st != nil {
 		rc.Store = robotsStore{m.st}
@@ -155,6 +172,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	cfg.PerHostInFlight = 1
 	cfg.PerHostGap = m.o.gap
 	cfg.Now = m.now
+	cfg.Logger = m.logger
 	gate, err := frontier.New(cfg)
 	if err != nil {
 		return sum, err
@@ -300,7 +318,7 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 		t.Error = err.Error()
 		return t, false
 	}
-	v, err := rc.Check(ctx, m.token, pageURL)
+	v, err := rc.CheckAs(ctx, m.tokens, pageURL)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, true
@@ -371,8 +389,8 @@ func robotsCause(v robots.Verdict) string {
 // snapshotOf turns a fetch result into a snapshot. A redirect into a path
 // robots.txt disallows is a blocked snapshot: the page's content was not
 // fetched because of robots.txt. A 304 to a conditional GET carries prev's
-// fields over and is flagged NotModified. info gives the server's time of
-// the final request (nil: none measured).
+// fields over and is flagged NotModified. info says whether validators were
+// sent (nil: none).
 func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *exchangeInfo, prev *snapshot) *snapshot {
 	sn := &snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
@@ -396,13 +414,13 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 	}
 	sn.Status = res.Status
 	sn.FinalURL = res.FinalURL
-	if info != nil {
-		sn.ResponseTime = info.serverTime()
-	}
+	// The server's time for the final request, not the waits politeness
+	// added (gate, retries, robots.txt).
+	sn.ResponseTime = res.ResponseTime()
 	for _, h := range res.Redirects {
 		sn.Redirects = append(sn.Redirects, hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
-	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.sentCond {
+	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.sent() {
 		// Unchanged: the page is what prev saw; only the check is new.
 		carried := *prev
 		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil

@@ -1,7 +1,6 @@
 package frontier_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -11,51 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/testsite"
 )
-
-// An Acquire that gives up says which URL it was waiting for.
-func TestAcquireErrorNamesTheURL(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		cfg := frontier.DefaultConfig()
-		cfg.MaxInFlight = 1
-		f, err := frontier.New(cfg)
-		require.NoError(t, err)
-		rel, err := f.Acquire(t.Context(), mustURL(t, "https://shop.example/a"))
-		require.NoError(t, err)
-		defer rel()
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		defer cancel()
-		_, err = f.Acquire(ctx, mustURL(t, "https://user:secret@shop.example/b?q=1"))
-		require.Error(t, err)
-		assert.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Contains(t, err.Error(), "https://user:xxxxx@shop.example/b?q=1")
-		assert.NotContains(t, err.Error(), "secret")
-	})
-}
-
-// depthLiar is a replacement Queue that returns items at the wrong depth.
-type depthLiar struct{ frontier.Queue }
-
-func (q depthLiar) Pop(host string) (frontier.Item, bool, error) {
-	it, ok, err := q.Queue.Pop(host)
-	it.Depth += 7
-	return it, ok, err
-}
-
-// A faulty replacement Queue makes Next fail with an error, not panic.
-func TestNextSurvivesAFaultyQueue(t *testing.T) {
-	cfg := frontier.DefaultConfig()
-	cfg.Queue = depthLiar{frontier.NewMemoryQueue()}
-	f, err := frontier.New(cfg)
-	require.NoError(t, err)
-	require.Equal(t, frontier.Queued, f.Add(context.Background(), "https://shop.example/", 0, "").Outcome)
-	_, _, err = f.NextAt(time.Now())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "https://shop.example/")
-	assert.Equal(t, 0, f.Stats().Out)
-}
 
 // The slowdown is run-wide, not per host: once a 429 from one host trips
 // it, starts on every host are 3 s apart and one request is in flight in
@@ -108,5 +66,35 @@ func TestSlowdownIsRunWideAcrossHosts(t *testing.T) {
 			prev = r
 		}
 		assert.Len(t, hosts, 2, "both hosts were crawled after the trip")
+	})
+}
+
+// The documented consequence of the slowdown for the retry that tripped
+// it: "Retry-After: 1" on a 429 means a retry 3 s later, the slowdown's
+// gap, not 1 s.
+func TestRetryAfterA429WaitsTheSlowdownGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := testsite.NewNetwork(t, testsite.InMemory)
+		site := net.Add("shop.test")
+		site.Robots("")
+		site.Route("/p", testsite.Response{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"1"}}},
+			testsite.Response{Body: "ok"})
+		client := &fetch.Client{UserAgent: "CrawlCove-Crawler", Transport: net.Transport()}
+		cfg := frontier.DefaultConfig()
+		cfg.Client = client
+		f, err := frontier.New(cfg)
+		require.NoError(t, err)
+		require.Equal(t, frontier.Queued, f.Add(t.Context(), site.URL()+"/p", 0, "").Outcome)
+		it, err := f.Next(t.Context())
+		require.NoError(t, err)
+		res, err := client.Get(t.Context(), it.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, res.Status)
+		require.Len(t, res.Attempts, 2)
+		assert.Equal(t, time.Second, res.Attempts[1].Wait, "the wait Retry-After asked for")
+		reqs := site.Requests()
+		require.Len(t, reqs, 3)
+		assert.Equal(t, 3*time.Second, reqs[2].Time.Sub(reqs[1].Time), "the retry started 3 s after the 429")
+		assert.Equal(t, 2*time.Second, res.GateWait, "1 s of Retry-After, then 2 s more at the gate")
 	})
 }
