@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -59,9 +59,9 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		g.allowPrivate = true
 	}
 	return &monitor{
-		st:    st,
-		o:     o,
-		now:   e.clock(),
+		st:     st,
+		o:      o,
+		now:    e.clock(),
 		token:  robots.ProductToken(o.userAgent),
 		tokens: robots.Tokens(o.userAgent, publishedToken),
 		logger: e.logger,
