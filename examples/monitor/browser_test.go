@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// -update-screenshot writes the dashboard screenshot the README shows
-// (dashboard.png in this directory) from the browser test below:
+// -update-screenshot writes the screenshots the README shows (dashboard.png
+// and history.png in this directory) from the browser test below:
 //
 //	go test -run TestDashboardInRealBrowser ./examples/monitor -update-screenshot
-var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png for the README from the browser test")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png and history.png for the README from the browser test")
 
 // browserPath finds Chromium. Under CI a missing browser fails the test;
 // elsewhere the test is skipped with the way to install it.
@@ -183,6 +183,9 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	hist, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), "history.png"), hist, 0o644))
+	if *updateScreenshot {
+		require.NoError(t, os.WriteFile("history.png", hist, 0o644))
+	}
 
 	// The free tool, for an allowed URL: the response card.
 	require.NoError(t, chromedp.Do(ctx,
