@@ -1,0 +1,57 @@
+package redisfrontier_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/frontier/redisfrontier"
+	"github.com/politecrawl/polite/frontier/redisfrontier/redistest"
+)
+
+// TestClusterShards crawls five sites split over four shards on a Redis
+// Cluster node (cluster mode refuses any script touching keys of two
+// slots with CROSSSLOT, as a real cluster does), with two workers.
+func TestClusterShards(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Cluster: true})
+	rdb := srv.Client()
+	sites := makeSites(t, 5, 0)
+	cfg := redisfrontier.DefaultConfig("cluster")
+	cfg.Shards = 4
+	cfg.Site = redisfrontier.Limits{MaxDepth: 5, InFlight: 2}
+	ctx := shortCtx(t, 60*time.Second)
+	var mu sync.Mutex
+	var got []fetched
+	var wg sync.WaitGroup
+	for range 2 {
+		w := newWorker(t, rdb, cfg)
+		for _, s := range startURLs(sites) {
+			w.f.Add(ctx, s, 0, "")
+		}
+		wg.Go(func() {
+			assert.NoError(t, w.crawl(ctx, 3, func(p fetched) { mu.Lock(); got = append(got, p); mu.Unlock() }))
+		})
+	}
+	wg.Wait()
+	assert.Len(t, got, 5*13)
+	keys := pagesBySite(t, sites, got)
+	for i := 1; i < len(keys); i++ {
+		assert.NotEqual(t, keys[i-1], keys[i], "fetched twice")
+	}
+	w := newWorker(t, rdb, cfg)
+	st, err := w.f.FleetStats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5*13, st.Done)
+	assert.Equal(t, 5, st.Sites)
+	// The keys really are spread over several slots.
+	slots := map[int64]bool{}
+	for i := range 4 {
+		n, err := rdb.ClusterKeySlot(ctx, "polite:{cluster/"+string(rune('0'+i))+"}:g").Result()
+		require.NoError(t, err)
+		slots[n] = true
+	}
+	assert.Len(t, slots, 4)
+}

@@ -1,0 +1,24 @@
+package redisfrontier
+
+import "errors"
+
+// Errors of a Frontier, matched with errors.Is.
+var (
+	// ErrStateLost: the crawl's state is gone from Redis (the server was
+	// restarted without persistence, flushed, or the keys were deleted) or
+	// belongs to another run. Continuing would fetch pages again, so
+	// every call fails with it: stop the worker.
+	ErrStateLost = errors.New("redisfrontier: crawl state lost from Redis (restarted without persistence or flushed); stopping rather than crawling again")
+	// ErrUnavailable: Redis stayed unreachable for longer than
+	// Config.Outage. It wraps the last network error.
+	ErrUnavailable = errors.New("redisfrontier: Redis unavailable")
+	// ErrLeaseLost: Done or Finish came after the item's lease had expired
+	// and the item was handed out again (at-least-once: it may be fetched
+	// twice); counted as Rehanded in FleetStats.
+	ErrLeaseLost = errors.New("redisfrontier: item lease expired and the item was handed out again")
+	// ErrConfigMismatch: a worker's Config disagrees with the crawl's
+	// stored settings (another worker created the crawl differently).
+	ErrConfigMismatch = errors.New("redisfrontier: config differs from the crawl's stored settings")
+	// ErrClosed: the Frontier was closed.
+	ErrClosed = errors.New("redisfrontier: closed")
+)
