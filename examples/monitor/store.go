@@ -684,22 +684,13 @@ func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var secs int64
-	if err := tx.QueryRowContext(ctx, `SELECT interval_seconds FROM pages WHERE url = ?`, sn.PageURL).Scan(&secs); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			// Untracked while the check was in flight: nothing to record.
-			return nil
-		}
-		return err
-	}
+	// The comparison with the previous snapshot (a word diff of up to
+	// 100 KiB of text) is made before the write transaction, so it never
+	// holds the database's write lock. Only the process that claimed the
+	// page writes its snapshots, so the previous one cannot change meanwhile.
 	var changeLine string
 	if !sn.Blocked {
-		prev, err := scanSnapshotRow(tx.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
+		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
 WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -713,6 +704,19 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 			}
 			changeLine = changesLine(changes)
 		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var secs int64
+	if err := tx.QueryRowContext(ctx, `SELECT interval_seconds FROM pages WHERE url = ?`, sn.PageURL).Scan(&secs); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			// Untracked while the check was in flight: nothing to record.
+			return nil
+		}
+		return err
 	}
 	changes, err := jsonOrNull(sn.Changes, len(sn.Changes) == 0)
 	if err != nil {

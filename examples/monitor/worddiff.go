@@ -101,7 +101,9 @@ func diffWordsCtx(a, b string, ctx int) wordDiff {
 	}
 	ra, rb := enc(tokenize(a)), enc(tokenize(b))
 	dmp := diffmatchpatch.New()
-	dmp.DiffTimeout = 2 * time.Second // a bound, not a target: pathological inputs get a coarser diff
+	// A bound, not a target: a pathological pair of texts gets a coarser
+	// (still correct) diff instead of holding a history page or a run.
+	dmp.DiffTimeout = 300 * time.Millisecond
 	diffs := dmp.DiffMainRunes(ra, rb, false)
 	diffs = dmp.DiffCleanupSemantic(diffs)
 	for _, d := range diffs {
