@@ -66,6 +66,7 @@ type analysisInput struct {
 	OverHold      int
 	FirstOverHold string
 	Normalize     func(string) string // canonical comparison; identity when nil
+	Rendered      []*renderRecord     // the rendered pass's pages, with the crawler's fields of each
 }
 
 // analyze derives the findings from the stored pages. It is a pure function of the crawl's rows (plus the
@@ -349,7 +350,7 @@ func analyze(in analysisInput) []findingRecord {
 	if in.SlowedBy != "" {
 		add(in.SlowedBy, kSlowedDown, "429 Too Many Requests: the rest of the run went one request at a time with a 3 s gap")
 	}
-	return out
+	return append(out, analyzeRender(in.Rendered)...)
 }
 
 func plural(n int) string {

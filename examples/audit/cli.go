@@ -40,6 +40,8 @@ type config struct {
 	Demo        bool
 	Quiet       bool
 	URL         string
+	Render      int    // -render N: pages of the rendered pass, 0 = off
+	Browser     string // the browser the rendered pass runs (resolved only when Render > 0)
 }
 
 // settings is what the crawls row records about the run.
@@ -108,6 +110,8 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR` connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
+	fs.IntVar(&c.Render, "render", 0, "after the crawl, load a sample of `N` crawled pages in headless Chromium so JavaScript runs, and compare (0 = off, up to 500)")
+	fs.StringVar(&c.Browser, "browser", "", "the browser for -render: a `path` or a name in PATH (default: the first of chromium, chromium-browser, google-chrome)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
@@ -137,6 +141,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if c.Timeout <= 0 {
 		return nil, usagef("-timeout %s is out of range: must be more than 0", c.Timeout)
 	}
+	if c.Render < 0 || c.Render > maxRender {
+		return nil, usagef("-render %d is out of range: must be 0 (off) to %d", c.Render, maxRender)
+	}
 	if strings.TrimSpace(c.UserAgent) == "" {
 		return nil, usagef("-user-agent must not be empty")
 	}
@@ -161,6 +168,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 			return nil, &usageError{err.Error()}
 		}
 		c.URL = u
+	}
+	if c.Render > 0 {
+		// Only -render looks for a browser: without it nothing about one is touched or required.
+		b, err := findBrowser(c.Browser)
+		if err != nil {
+			return nil, err
+		}
+		c.Browser = b
 	}
 	return c, nil
 }

@@ -55,6 +55,7 @@ type crawler struct {
 	probe  *fetch.Client // llms.txt and WordPress probes: redirects not followed
 
 	prog      *progress // nil unless stderr is a terminal
+	render    renderStats
 	mu        sync.Mutex
 	recorded  map[string]bool // URLs with a pages row (blocked ones are recorded when first refused)
 	llmsPage  *requestRecord  // /llms.txt when a link led the crawl to it

@@ -78,7 +78,7 @@ func (d *demoSite) report(w io.Writer, userAgent string) {
 	paths := map[string]bool{}
 	for _, r := range reqs {
 		methods[r.Method]++
-		if r.UserAgent != userAgent {
+		if r.UserAgent != userAgent && !isBrowserUA(r.UserAgent) {
 			otherUA++
 		}
 		if strings.HasPrefix(r.Path, "/basket/") || strings.HasPrefix(r.Path, "/account/") {
@@ -97,6 +97,7 @@ func (d *demoSite) report(w io.Writer, userAgent string) {
 	}
 	fmt.Fprintf(w, "\nThe demo shop's server saw %d requests (%s); first: %s; with another User-Agent: %d; to the disallowed /basket/ and /account/: %d; to /sitemap.xml: %d.\n",
 		len(reqs), strings.Join(ms, ", "), first, otherUA, disallowed, b2i(paths["/sitemap.xml"]))
+	d.reportBrowser(w, reqs)
 }
 
 func (d *demoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -142,6 +143,9 @@ func (d *demoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/summer-sale":
 		http.Redirect(w, r, "/offers/", http.StatusFound)
 	default:
+		if serveDemoAsset(w, p) {
+			return // scripts and styles of the pages (demo_render.go)
+		}
 		pg, ok := demoPages[p]
 		if !ok {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -162,6 +166,7 @@ type demoPage struct {
 	h1                            []string
 	body                          string
 	links                         [][2]string // href, text
+	tail                          string      // markup before </body>: scripts (demo_render.go)
 }
 
 const shopDescription = "Quality outdoor gear at fair prices from Cove Outfitters."
@@ -215,7 +220,7 @@ func (p demoPage) render() string {
 	for _, l := range p.links {
 		fmt.Fprintf(&b, "<p><a href=\"%s\">%s</a></p>", html.EscapeString(l[0]), html.EscapeString(l[1]))
 	}
-	b.WriteString("</main></body></html>\n")
+	b.WriteString("</main>" + p.tail + "</body></html>\n")
 	return b.String()
 }
 

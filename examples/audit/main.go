@@ -101,6 +101,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		return exitUsage
 	}
 	res := c.crawl(ctx)
+	res = c.renderPass(ctx, res) // step 6, only with -render
 	code := c.finish(res, stdout, stderr)
 	if demo != nil {
 		demo.report(stdout, cfg.UserAgent)

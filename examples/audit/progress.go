@@ -57,11 +57,17 @@ type progress struct {
 	started time.Time
 	now     func() time.Time
 	c       *counters
+	phase   func() string // when set, the phase's own counts replace the crawl's (the rendered pass)
 }
 
 // startProgress starts redrawing every interval; state supplies the queue size and politeness state.
 func startProgress(w io.Writer, c *counters, now func() time.Time, state func() (int, string, bool)) *progress {
-	p := &progress{
+	return startPhaseProgress(w, c, now, state, nil)
+}
+
+// startPhaseProgress is startProgress for a phase after the crawl, whose counts phase supplies.
+func startPhaseProgress(w io.Writer, c *counters, now func() time.Time, state func() (int, string, bool), phase func() string) *progress {
+	p := &progress{phase: phase,
 		bar: progressbar.NewOptions(-1,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSpinnerType(14),
@@ -100,6 +106,9 @@ func (p *progress) line() string {
 	queued, politeness, slowed := p.state()
 	errs := p.c.errors.Load()
 	counts := fmt.Sprintf("%d done / %d queued · %.1f req/s · %d error%s", p.c.pages.Load(), queued, rate, errs, plural(int(errs)))
+	if p.phase != nil {
+		counts = p.phase()
+	}
 	line := counts + " · " + politeness
 	if slowed {
 		line = politeness + " · " + counts // the unusual state first, where a narrow terminal cannot cut it off

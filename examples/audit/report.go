@@ -16,7 +16,8 @@ var kindOrder = []string{
 	kBrokenLink, kBrokenPage, kRedirectLoop, kTooManyRedirects, kBadRedirect, kRedirectChain, kRedirect,
 	kRedirectBlocked, kRedirectOffsite, kLinkToBlocked, kTitleMissing, kTitleEmpty, kTitleDuplicate,
 	kTitleTooLong, kTitleMultiple, kDescMissing, kDescDuplicate, kDescMultiple, kH1Missing, kH1Multiple,
-	kNoindex, kCanonicalElsewhere, kSitemapBroken, kSitemapRedirected, kSitemapBlocked, kSitemapNonCanon,
+	kNoindex, kCanonicalElsewhere, kRenderRobotsMeta, kRenderCanonical, kRenderTitle, kRenderH1, kRenderLinksOnly,
+	kRenderBlocked, kRenderJSError, kRenderFailed, kSitemapBroken, kSitemapRedirected, kSitemapBlocked, kSitemapNonCanon,
 	kSitemapNotCrawled, kSitemapOverHold, kSitemapError, kSitemapSkipped, kExternalLink, kLLMSTxt, kWordPress,
 	kWordPressProbe, kSlowedDown,
 }
@@ -97,6 +98,9 @@ func (c *crawler) findings(ctx context.Context) ([]findingRecord, error) {
 		return nil, err
 	}
 	in := analysisInput{Pages: pages, Links: links, SitemapURLs: smURLs, Sitemaps: sitemaps, Requests: reqs, Normalize: normalizeOrSelf}
+	if in.Rendered, err = c.st.loadRendered(ctx); err != nil {
+		return nil, err
+	}
 	if ev, ok := c.slow.Tripped(); ok {
 		in.SlowedBy = ev.URL
 	}
@@ -120,6 +124,7 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",
 		c.st.crawlID, c.cfg.URL, state, res.ended.Sub(res.started).Round(time.Millisecond),
 		pages, plural(pages), c.count.fetched.Load(), c.count.blocked.Load(), reqs, plural(reqs), errs, plural(errs))
+	c.printRenderSummary(w)
 	if ev, ok := c.slow.Tripped(); ok {
 		inFlight, gap := c.slow.Limits()
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",

@@ -217,7 +217,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	}
 	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if _, err := db.ExecContext(ctx, schema+renderSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create schema in %s: %w", path, err)
 	}
