@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/fetch"
-	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -47,9 +46,10 @@ type card struct {
 // HasResponse reports whether the card shows a response (for templates).
 func (c *card) HasResponse() bool { return !c.Blocked && c.Status != 0 }
 
-// freeTool holds the long-lived polite client of the free tool: one gate
-// (one request at a time per host, -gap apart) for every check of the
-// process, and the robots cache (persisted in -db when there is one).
+// freeTool holds the long-lived polite client of the free tool: the
+// process's host gate (one request at a time per host, -gap apart, shared
+// with the scheduler of serve -watch) and the robots cache (persisted in -db
+// when there is one).
 type freeTool struct {
 	m      *monitor
 	client *fetch.Client
@@ -58,18 +58,7 @@ type freeTool struct {
 }
 
 func newFreeTool(m *monitor) (*freeTool, error) {
-	cfg := frontier.DefaultConfig()
-	cfg.MaxInFlight = m.o.parallel
-	cfg.Gap = 0
-	cfg.PerHostInFlight = 1
-	cfg.PerHostGap = m.o.gap
-	cfg.Now = m.now
-	cfg.Logger = m.logger
-	gate, err := frontier.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	client, rc := m.newClient(gate, func(string, ...any) {})
+	client, rc := m.newClient(m.hostGate, func(string, ...any) {})
 	return &freeTool{m: m, client: client, rc: rc, policy: policyURL(m.o.userAgent)}, nil
 }
 

@@ -40,6 +40,27 @@ type monitor struct {
 	// logger receives every component's decision events (-log FILE);
 	// nil is silent.
 	logger *slog.Logger
+	// hostGate is the process's one per-host limit (one request at a time
+	// per host, -gap apart), passed by every request of every run and of
+	// the free tool, so `serve -watch` never sends a host a check and a
+	// snapshot closer together than a run alone would.
+	hostGate *frontier.Frontier
+}
+
+// bothGates passes a run's own gate, then the process's host gate.
+type bothGates struct{ run, host fetch.Gate }
+
+func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
+	rel1, err := g.run.Acquire(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	rel2, err := g.host.Acquire(ctx, u)
+	if err != nil {
+		rel1()
+		return nil, err
+	}
+	return func() { rel2(); rel1() }, nil
 }
 
 // publishedToken is the product token of the 2-UAcomBot page.
@@ -53,6 +74,17 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 	base := e.transport
 	if base == nil {
 		base = g.baseTransport(e.dialControl)
+	}
+	hcfg := frontier.DefaultConfig()
+	hcfg.MaxInFlight = maxParallel
+	hcfg.Gap = 0
+	hcfg.PerHostInFlight = 1
+	hcfg.PerHostGap = o.gap
+	hcfg.Now = e.clock()
+	hcfg.Logger = e.logger
+	hostGate, err := frontier.New(hcfg)
+	if err != nil {
+		return nil, err
 	} else if e.lookup == nil {
 		// A scripted test network resolves its own names: the name check
 		// has nothing to look up.
@@ -69,8 +101,9 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
 		header: http.Header{"X-AGENT": {"2-UA"}},
-		base:   condTransport{base: base},
-		guard:  g,
+		base:     condTransport{base: base},
+		guard:    g,
+		hostGate: hostGate,
 	}, nil
 }
 
@@ -185,7 +218,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 		mu.Unlock()
 	}
 
-	client, rc := m.newClient(gate, printf)
+	client, rc := m.newClient(bothGates{run: gate, host: m.hostGate}, printf)
 
 	byURL := make(map[string]page, len(due))
 	for _, p := range due {
