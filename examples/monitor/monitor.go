@@ -100,7 +100,7 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		// X-AGENT: 2-UA, spelled as the page says: fetch sends header names
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
-		header: http.Header{"X-AGENT": {"2-UA"}},
+		header:   http.Header{"X-AGENT": {"2-UA"}},
 		base:     condTransport{base: base},
 		guard:    g,
 		hostGate: hostGate,
