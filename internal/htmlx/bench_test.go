@@ -44,6 +44,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	var links int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		p, err := Parse(bytes.NewReader(doc), u)
 		if err != nil {
@@ -51,6 +52,7 @@ func BenchmarkParse(b *testing.B) {
 		}
 		links = len(p.Links)
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(links), "links/page")
 }
 
@@ -60,11 +62,13 @@ func BenchmarkDOMParse(b *testing.B) {
 	doc := benchPage()
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if _, err := html.Parse(bytes.NewReader(doc)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func TestBenchPageIsSane(t *testing.T) {

@@ -1,18 +1,18 @@
 // Package htmlx extracts links and SEO fields from an HTML page in one
 // streaming pass of the golang.org/x/net/html tokenizer, without building a
-// DOM.
+// DOM. It is the implementation of the public package fetch/page, whose
+// documentation states the field rules; this package's tests check them
+// against Chromium (browser_test.go).
 //
 // Input is capped (Options.MaxBytes, 10 MiB by default; Page.Truncated
-// reports a cut), every extracted string is capped, and malformed markup
-// never makes Parse fail or panic: only a read error is returned. URLs are
-// resolved against the first <base href> (wherever it appears) or the page
-// URL, with the fragment dropped; links whose scheme is not http or https
-// (mailto:, javascript:, tel:, data:) are left out.
+// reports a cut), every extracted string is capped and valid UTF-8, and
+// malformed markup never makes Parse fail or panic: only a read error is
+// returned.
 //
-// Visible text is the text outside script, style, noscript, template, title
-// and the other raw-text elements; block elements and <br> separate words,
-// inline elements do not. Words are runs of non-space characters (Unicode
-// white space, including no-break space, separates them). TextHash is the
-// SHA-256 of those words joined by single spaces, so it changes when the
-// visible text changes and not when markup or indentation does.
+// The pieces: charset.go decides the encoding as the HTML standard does
+// (BOM, Content-Type, <meta charset> prescan, sniffing) and decodes to
+// UTF-8 as the tokenizer reads; tree.go keeps the standard's stack of open
+// elements, enough to end headings, anchors, templates and SVG/MathML where
+// a browser ends them; htmlx.go extracts the fields and resolves URLs as
+// the WHATWG URL parser does for http(s).
 package htmlx

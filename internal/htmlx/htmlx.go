@@ -10,13 +10,13 @@ import (
 	"hash"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
-	"golang.org/x/net/html/charset"
 )
 
 // Link is one URL found in the page.
@@ -56,10 +56,13 @@ type Page struct {
 	Lang             string // <html lang>
 	Base             string // the base URL links were resolved against
 	Refresh          string // absolute URL of a <meta http-equiv="refresh"> redirect, if any
+	Encoding         string // the character encoding the page was read in (WHATWG name: "utf-8", "windows-1252", "shift_jis"...)
 
 	Truncated    bool // the input was longer than Options.MaxBytes and the rest was ignored
 	InvalidLinks int  // http(s)/relative URLs that could not be parsed and were left out
 	LinksDropped int  // links beyond Options.MaxLinks
+
+	text []byte // the visible words joined by spaces, with Options.keepText (tests)
 }
 
 // Options bound the work Parse does. The zero value is ready to use.
@@ -68,6 +71,8 @@ type Options struct {
 	MaxLinks     int    // links kept; 0 means 10,000
 	MaxTextBytes int    // cap of each extracted string (title, anchor text...); 0 means 2,048
 	ContentType  string // the response's Content-Type, used with <meta charset> sniffing to decode non-UTF-8 pages
+
+	keepText bool // tests: keep the visible text in Page.text
 }
 
 const (
@@ -87,6 +92,30 @@ func Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
 // Parse reads an HTML page from r. It returns an error only when reading
 // fails, together with what was extracted before the failure.
 func (o Options) Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
+	return o.parse(r, pageURL, nil)
+}
+
+// ParseInto is Options.Parse for a caller with its own link type L, a
+// struct type with Link's fields (fetch/page.Link): the links are appended
+// to *links, converted one by one, and Page.Links stays nil. It saves the
+// public API a copy of the whole list.
+func ParseInto[L ~struct {
+	URL      string
+	Raw      string
+	Text     string
+	Rel      string
+	Nofollow bool
+	Tag      string
+}](o Options, r io.Reader, pageURL *url.URL, links *[]L) (*Page, error) {
+	return o.parse(r, pageURL, func(n int) func(Link) {
+		*links = slices.Grow(*links, n)
+		return func(l Link) { *links = append(*links, L(l)) }
+	})
+}
+
+// parse reads the page; links, if not nil, is given the number of links
+// found and returns where to put each one (else they go to Page.Links).
+func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Link)) (*Page, error) {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = defaultMaxBytes
 	}
@@ -97,21 +126,13 @@ func (o Options) Parse(r io.Reader, pageURL *url.URL) (*Page, error) {
 		o.MaxTextBytes = defaultMaxText
 	}
 	lr := &limitReader{r: r, n: o.MaxBytes}
-	// Decode only when the page is not UTF-8: the BOM, Content-Type and a
-	// <meta charset> in the first 1024 bytes decide, as in browsers.
-	br := bufio.NewReaderSize(lr, 4096)
-	var in io.Reader = br
-	head, _ := br.Peek(1024)
-	if enc, name, certain := charset.DetermineEncoding(head, o.ContentType); name != "utf-8" &&
-		(certain || name != "windows-1252" || bytes.Contains(bytes.ToLower(head), []byte("charset"))) {
-		// windows-1252 uncertain and undeclared is charset's fallback for
-		// an ASCII-only head; UTF-8 is the better guess for today's web.
-		in = enc.NewDecoder().Reader(br)
-	}
-	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{}}
+	in, dec := decodeInput(bufio.NewReaderSize(lr, 4096), o.ContentType)
+	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{},
+		anchor: -1, pendingLink: -1}
 	err := p.run()
-	p.finish(pageURL)
+	p.finish(pageURL, links)
 	p.page.Truncated = lr.truncated
+	p.page.Encoding = dec.Encoding()
 	if err != nil {
 		var where string
 		if pageURL != nil {
@@ -197,15 +218,23 @@ type parser struct {
 	refresh    string // first meta refresh URL, raw
 	alternates []rawAlt
 
+	stack     []elem    // open elements (tree.go)
+	deep      int       // elements opened beyond maxDepth
+	templates int       // open <template> elements: their content is inert
+	form      bool      // the standard's form element pointer is set: a nested <form> is ignored
+	tag       uint32    // hash of the current tag's name (tagName)
+	cl        class     // class of the current HTML start tag
+	cdata     bool      // the tokenizer reads CDATA sections (in SVG and MathML)
+	hidden    int       // open SVG/MathML elements whose text is not visible
 	skip      atom.Atom // raw-text element whose content is not visible text
-	svg       int       // depth inside <svg>/<math>
-	template  int       // depth inside <template>
 	inTitle   bool
 	title     []byte
 	titleDone bool
-	h1        int // depth inside <h1>
+	h1        int // open <h1> elements
 	h1Text    []byte
-	anchor    int // index in links of the open <a>, or -1
+
+	anchor      int // index in links of the open <a>'s link, or -1
+	pendingLink int // the link of the <a> being pushed, or -1
 
 	links []rawLink
 	arena []byte // anchor texts, contiguous: only one <a> is open at a time
@@ -219,8 +248,14 @@ type parser struct {
 }
 
 func (p *parser) run() error {
-	p.anchor = -1
 	for {
+		if !p.noscript {
+			// CDATA sections exist only in SVG and MathML.
+			if e := p.top(); (e != nil && e.ns != nsHTML) != p.cdata {
+				p.cdata = !p.cdata
+				p.z.AllowCDATA(p.cdata)
+			}
+		}
 		tt := p.z.Next()
 		switch tt {
 		case html.ErrorToken:
@@ -233,7 +268,7 @@ func (p *parser) run() error {
 			if p.skip != 0 {
 				if p.inTitle {
 					p.title = appendCapped(p.title, p.z.Text(), 4*p.opt.MaxTextBytes)
-				} else if p.skip == atom.Noscript && !p.noscript {
+				} else if p.skip == atom.Noscript && !p.noscript && p.templates == 0 {
 					p.runNoscript(p.z.Text())
 				}
 				continue
@@ -242,7 +277,9 @@ func (p *parser) run() error {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			p.start(tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
-			p.end(tagAtom(p.z.Raw()))
+			var name atom.Atom
+			name, p.tag = tagName(p.z.Raw())
+			p.end(name)
 		}
 	}
 }
@@ -250,32 +287,52 @@ func (p *parser) run() error {
 // tagAtom reads the element name from a raw start or end tag ("<A href",
 // "</a >") the way the tokenizer does, without the copy TagName makes.
 func tagAtom(raw []byte) atom.Atom {
+	a, _ := tagName(raw)
+	return a
+}
+
+// tagName returns the atom of the element name of a raw start or end tag
+// and, for names without one (custom elements, most SVG names), an FNV-1a
+// hash of the lower-cased name, which tells them apart.
+func tagName(raw []byte) (atom.Atom, uint32) {
 	var buf [16]byte // longer than any element this package acts on
 	i := 1
 	if i < len(raw) && raw[i] == '/' {
 		i++
 	}
-	n := 0
+	start, n := i, 0
 	for ; i < len(raw); i++ {
 		c := raw[i]
 		if c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '/' || c == '>' {
 			break
 		}
-		if n == len(buf) {
-			return 0
+		if n < len(buf) {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[n] = c
 		}
+		n++
+	}
+	if n <= len(buf) {
+		if a := atom.Lookup(buf[:n]); a != 0 {
+			return a, 0
+		}
+	}
+	h := uint32(2166136261)
+	for _, c := range raw[start:i] {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[n] = c
-		n++
+		h = (h ^ uint32(c)) * 16777619
 	}
-	return atom.Lookup(buf[:n])
+	return 0, h
 }
 
 // attrs reads the attributes the parser cares about.
 type attrs struct {
-	href, src, rel, name, content, hreflang, alt, lang, httpEquiv string
+	href, src, rel, name, content, hreflang, alt, lang, httpEquiv, encoding string
+	font                                                                    bool // color, face or size: a <font> that ends foreign content
 }
 
 func (p *parser) readAttrs() attrs {
@@ -301,6 +358,10 @@ func (p *parser) readAttrs() attrs {
 			a.lang = string(v)
 		case "http-equiv":
 			a.httpEquiv = p.intern(v)
+		case "encoding":
+			a.encoding = p.intern(v)
+		case "color", "face", "size":
+			a.font = true
 		}
 		if !more {
 			return a
@@ -332,49 +393,124 @@ func (p *parser) runNoscript(text []byte) {
 }
 
 func (p *parser) start(selfClosing bool) {
-	name := tagAtom(p.z.Raw()) // 0 for unknown elements, which matter only as text containers
+	var name atom.Atom
+	name, p.tag = tagName(p.z.Raw()) // name is 0 for unknown elements; the hash tells them apart
+	switch {
+	case p.noscript:
+		p.noscriptStart(name)
+	case p.foreignStart(name):
+		p.foreignElement(name, selfClosing)
+	default:
+		p.htmlElement(name, selfClosing)
+	}
+}
+
+// noscriptStart handles a tag inside <noscript>, read as a browser without
+// scripting reads it, for links only.
+func (p *parser) noscriptStart(name atom.Atom) {
+	switch name {
+	case atom.A, atom.Area, atom.Img, atom.Image, atom.Link, atom.Script, atom.Iframe, atom.Frame:
+	case atom.Style, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext, atom.Noscript, atom.Title:
+		p.skip = name // raw text to its end tag, as the tokenizer reads it
+		return
+	default:
+		return
+	}
+	a := p.readAttrs()
+	switch name {
+	case atom.A:
+		p.anchor = -1 // an <a> start closes an open one
+		if a.href != "" && p.addLink(a.href, a.rel, "a") {
+			p.openAnchor(len(p.links) - 1)
+		}
+	case atom.Link:
+		p.link(a)
+	default:
+		p.element(name, a)
+		if name == atom.Script || name == atom.Iframe {
+			p.skip = name
+		}
+	}
+}
+
+// foreignElement handles a start tag in SVG or MathML content.
+func (p *parser) foreignElement(name atom.Atom, selfClosing bool) {
+	var a attrs
+	if name == atom.A || name == atom.AnnotationXml || name == atom.Font {
+		a = p.readAttrs()
+	}
+	if classOf(name)&cBreakout != 0 || name == atom.Font && a.font {
+		p.popToHTML()
+		p.htmlElement(name, selfClosing)
+		return
+	}
+	// Raw-text names (<style>, <title>...) are ordinary elements here.
+	p.z.NextIsNotRawText()
+	e := elem{a: name, ns: p.top().ns}
+	switch name {
+	case atom.Script, atom.Style, atom.Title, atom.Desc:
+		e.flags |= fHidden
+	case atom.AnnotationXml:
+		if strings.EqualFold(a.encoding, "text/html") || strings.EqualFold(a.encoding, "application/xhtml+xml") {
+			e.flags |= fHTMLIP
+		}
+	case atom.A:
+		if a.href != "" && p.templates == 0 && p.addLink(a.href, a.rel, "a") && !selfClosing {
+			p.pendingLink = len(p.links) - 1
+		}
+	}
+	if !selfClosing {
+		p.push(e)
+	}
+}
+
+// htmlElement handles an HTML start tag.
+func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
+	if name == atom.Image {
+		name = atom.Img // the standard reads <image> as <img>
+	}
+	p.cl = classOf(name)
 	var a attrs
 	if wantsAttrs(name) {
 		a = p.readAttrs()
 	}
-	if p.noscript {
-		switch name {
-		case atom.A, atom.Area, atom.Img, atom.Link, atom.Script, atom.Style, atom.Iframe,
-			atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext, atom.Noscript, atom.Title:
-		default:
-			return
-		}
-		if name == atom.Title { // not the document's title
-			p.skip = name
-			return
-		}
-	}
+	live := p.templates == 0 // template content is inert: not part of the page
 	switch name {
-	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes, atom.Xmp, atom.Plaintext:
+	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes:
 		// The tokenizer reads these as raw text up to the end tag, even
 		// when written self-closing; mirror that so the text is skipped.
 		p.skip = name
-		if a.src != "" {
-			p.addLink(a.src, "", name.String())
+		if live {
+			p.element(name, a)
 		}
 		return
 	case atom.Title:
 		p.skip = name
-		if p.svg == 0 {
+		if live {
 			p.page.TitleCount++
 			if !p.titleDone {
 				p.inTitle = true
 			}
 		}
 		return
-	case atom.Svg, atom.Math:
-		if !selfClosing {
-			p.svg++
+	case atom.A:
+		if live && a.href != "" && p.addLink(a.href, a.rel, "a") {
+			p.pendingLink = len(p.links) - 1
 		}
-	case atom.Template:
-		if !selfClosing {
-			p.template++
+	default:
+		if live {
+			p.element(name, a)
 		}
+	}
+	if p.startStructure(name, p.cl, selfClosing) && p.cl&cBlock != 0 {
+		p.boundary()
+	}
+}
+
+// element extracts what a start tag outside templates says, other than
+// the <a> links and the title.
+func (p *parser) element(name atom.Atom, a attrs) {
+	switch name {
 	case atom.Html:
 		if p.page.Lang == "" {
 			p.page.Lang = capString(strings.TrimSpace(a.lang), 64)
@@ -387,18 +523,11 @@ func (p *parser) start(selfClosing bool) {
 		p.meta(a)
 	case atom.Link:
 		p.link(a)
-	case atom.A:
-		p.anchor = -1 // an <a> start closes an open one, as in browsers
-		if a.href != "" && p.addLink(a.href, a.rel, "a") {
-			p.anchor = len(p.links) - 1
-			n := len(p.arena)
-			p.links[p.anchor].text = [2]int{n, n}
-		}
 	case atom.Area:
 		if a.href != "" && p.addLink(a.href, a.rel, "area") {
 			p.links[len(p.links)-1].alt = capString(a.alt, p.opt.MaxTextBytes)
 		}
-	case atom.Img:
+	case atom.Img, atom.Image:
 		if a.src != "" {
 			p.addLink(a.src, "", "img")
 		}
@@ -406,22 +535,22 @@ func (p *parser) start(selfClosing bool) {
 			anchorText(p, " ")
 			anchorText(p, a.alt)
 		}
-	case atom.H1:
-		if !selfClosing {
-			if p.h1 == 0 {
-				p.h1Text = p.h1Text[:0]
-			}
-			p.h1++
+	case atom.Script, atom.Iframe, atom.Frame:
+		if a.src != "" {
+			p.addLink(a.src, "", name.String())
 		}
 	}
-	if isBlock(name) {
-		p.boundary()
-	}
+}
+
+func (p *parser) openAnchor(i int) {
+	p.anchor = i
+	n := len(p.arena)
+	p.links[i].text = [2]int{n, n}
 }
 
 func wantsAttrs(name atom.Atom) bool {
 	switch name {
-	case atom.A, atom.Area, atom.Link, atom.Meta, atom.Base, atom.Img, atom.Script, atom.Iframe, atom.Html:
+	case atom.A, atom.Area, atom.Link, atom.Meta, atom.Base, atom.Img, atom.Script, atom.Iframe, atom.Html, atom.Frame:
 		return true
 	}
 	return false
@@ -446,31 +575,19 @@ func (p *parser) end(name atom.Atom) {
 		}
 		return
 	}
-	switch name {
-	case atom.Svg, atom.Math:
-		p.svg = max(p.svg-1, 0)
-	case atom.Template:
-		p.template = max(p.template-1, 0)
-	case atom.A:
-		p.anchor = -1
-	case atom.H1:
-		if p.h1 > 0 {
-			p.h1--
-			if p.h1 == 0 {
-				p.closeH1()
-			}
-		}
+	var sep bool
+	switch e := p.top(); {
+	case p.deep > 0:
+		p.deep--
+		sep = isBlock(name)
+	case e != nil && e.ns != nsHTML:
+		sep = p.endForeign(name)
+	default:
+		sep = p.endStructure(name, classOf(name))
 	}
-	if isBlock(name) {
+	if sep {
 		p.boundary()
 	}
-}
-
-func (p *parser) closeH1() {
-	if len(p.page.H1) < maxH1 {
-		p.page.H1 = append(p.page.H1, normalise(p.h1Text, p.opt.MaxTextBytes))
-	}
-	p.h1Text = p.h1Text[:0]
 }
 
 func (p *parser) meta(a attrs) {
@@ -619,14 +736,29 @@ func anchorText[T string | []byte](p *parser, b T) {
 
 // text handles visible text: word count, hash, h1 and anchor text.
 func (p *parser) text(b []byte) {
-	if p.h1 > 0 && !p.noscript {
+	if bytes.IndexByte(b, 0) >= 0 {
+		// The tokenizer leaves NUL in text; browsers drop it from HTML
+		// content and read it as U+FFFD in SVG and MathML.
+		if !p.noscript && p.foreignText() {
+			b = bytes.ReplaceAll(b, []byte{0}, []byte("\ufffd"))
+		} else {
+			b = bytes.ReplaceAll(b, []byte{0}, nil)
+		}
+	}
+	if p.noscript {
+		if p.anchor >= 0 {
+			anchorText(p, b)
+		}
+		return
+	}
+	if p.templates > 0 || p.hidden > 0 {
+		return
+	}
+	if p.h1 > 0 {
 		p.h1Text = appendCapped(p.h1Text, b, 4*p.opt.MaxTextBytes)
 	}
 	if p.anchor >= 0 {
 		anchorText(p, b)
-	}
-	if p.template > 0 || p.noscript {
-		return
 	}
 	out := p.out[:0]
 	for i := 0; i < len(b); {
@@ -656,6 +788,9 @@ func (p *parser) text(b []byte) {
 	}
 	if len(out) > 0 {
 		p.hash.Write(out)
+		if p.opt.keepText {
+			p.page.text = append(p.page.text, out...)
+		}
 	}
 	p.out = out
 }
@@ -665,26 +800,29 @@ var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': t
 // isBlock reports elements that separate words in visible text.
 func isBlock(a atom.Atom) bool {
 	switch a {
-	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Br,
-		atom.Button, atom.Caption, atom.Dd, atom.Details, atom.Dialog, atom.Div, atom.Dl,
-		atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
-		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Head, atom.Header,
-		atom.Hr, atom.Html, atom.Img, atom.Input, atom.Label, atom.Legend, atom.Li,
-		atom.Main, atom.Nav, atom.Ol, atom.Option, atom.P, atom.Pre, atom.Section,
-		atom.Select, atom.Summary, atom.Table, atom.Tbody, atom.Td, atom.Textarea,
-		atom.Tfoot, atom.Th, atom.Thead, atom.Tr, atom.Ul:
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Br, atom.Button,
+		atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div,
+		atom.Dl, atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+		atom.Header, atom.Hgroup, atom.Hr, atom.Img, atom.Input, atom.Label, atom.Legend,
+		atom.Li, atom.Listing, atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.Optgroup,
+		atom.Option, atom.P, atom.Plaintext, atom.Pre, atom.Search, atom.Section, atom.Select,
+		atom.Summary, atom.Table, atom.Tbody, atom.Td, atom.Textarea, atom.Tfoot, atom.Th,
+		atom.Thead, atom.Tr, atom.Ul, atom.Xmp:
 		return true
 	}
 	return false
 }
 
-func (p *parser) finish(pageURL *url.URL) {
+func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 	pg := p.page
 	if p.inTitle { // unterminated <title>: it ran to the end of the input
 		pg.Title = normalise(p.title, p.opt.MaxTextBytes)
 	}
-	if p.h1 > 0 {
-		p.closeH1()
+	for i := len(p.stack) - 1; i >= 0; i-- { // the end of the input closes what is open
+		if e := &p.stack[i]; e.flags&fH1 != 0 {
+			p.closeH1(e)
+		}
 	}
 	pg.WordCount = p.words
 	pg.TextHash = hex.EncodeToString(p.hash.Sum(nil))
@@ -696,17 +834,21 @@ func (p *parser) finish(pageURL *url.URL) {
 	}
 	res := newResolver(base)
 	if p.canonical != "" {
-		pg.Canonical, _ = res.resolve(p.canonical)
+		pg.Canonical = res.self(p.canonical)
 	}
 	if p.refresh != "" {
 		pg.Refresh, _ = res.resolve(p.refresh)
 	}
 	for _, a := range p.alternates {
-		if u, r := res.resolve(a.raw); r == kept {
+		if u := res.self(a.raw); u != "" {
 			pg.Hreflang = append(pg.Hreflang, Alternate{Hreflang: a.hreflang, URL: u})
 		}
 	}
-	if len(p.links) > 0 {
+	var add func(Link)
+	switch {
+	case links != nil:
+		add = links(len(p.links))
+	case len(p.links) > 0:
 		pg.Links = make([]Link, 0, len(p.links))
 	}
 	for i := range p.links {
@@ -719,14 +861,19 @@ func (p *parser) finish(pageURL *url.URL) {
 		case skipped:
 			continue
 		}
-		pg.Links = append(pg.Links, Link{
+		l := Link{
 			URL:      u,
 			Raw:      rl.raw,
 			Text:     linkText(rl, p.arena, p.opt.MaxTextBytes),
 			Rel:      rl.rel,
 			Nofollow: nofollow(rl.rel),
 			Tag:      rl.tag,
-		})
+		}
+		if add != nil {
+			add(l)
+		} else {
+			pg.Links = append(pg.Links, l)
+		}
 	}
 }
 
@@ -762,6 +909,25 @@ func newResolver(base *url.URL) *resolver {
 		r.prefix = b.String()
 	}
 	return r
+}
+
+// self resolves the URL of a reference to a document (a canonical or an
+// alternate), where a fragment-only reference ("#", "#top") means the base
+// document itself, as it does in a browser; "" when it is not http(s).
+func (r *resolver) self(raw string) string {
+	if s := cleanURL(raw); s != "" && s[0] == '#' {
+		if r.base == nil {
+			return ""
+		}
+		b := *r.base
+		b.Fragment, b.RawFragment = "", ""
+		return b.String()
+	}
+	u, res := r.resolve(raw)
+	if res != kept {
+		return ""
+	}
+	return u
 }
 
 func (r *resolver) resolve(raw string) (string, resolution) {
@@ -833,7 +999,8 @@ func nofollow(rel string) bool {
 // against the page URL when it yields http(s), else the page URL.
 func baseURL(pageURL *url.URL, baseHref string) *url.URL {
 	if baseHref != "" {
-		if b, err := url.Parse(cleanURL(baseHref)); err == nil {
+		s, _, _ := strings.Cut(cleanURL(baseHref), "#")
+		if b, err := url.Parse(special(s, pageURL)); err == nil {
 			if pageURL != nil {
 				b = pageURL.ResolveReference(b)
 			}
@@ -867,6 +1034,7 @@ func resolve(base *url.URL, raw string) (string, resolution) {
 	// The fragment is dropped anyway; cutting it first keeps a malformed
 	// fragment ("/#%") from costing the link.
 	s, _, _ = strings.Cut(s, "#")
+	s = special(s, base)
 	u, err := url.Parse(s)
 	if err != nil {
 		if i := strings.IndexByte(s, ':'); i > 0 && validScheme(strings.ToLower(s[:i])) &&
@@ -886,6 +1054,64 @@ func resolve(base *url.URL, raw string) (string, resolution) {
 	}
 	u.Fragment, u.RawFragment = "", ""
 	return u.String(), kept
+}
+
+// special rewrites the fragment-free reference s so that net/url reads it
+// as the WHATWG URL parser reads an http(s) URL against base: '\' is '/'
+// before the query; "https:/path" and "https:path" are relative references
+// when the base has the same scheme, and otherwise any number of slashes
+// may precede the host ("https:/host", "https:///host"); a relative
+// "///host" is "//host".
+func special(s string, base *url.URL) string {
+	scheme, rest, ok := splitScheme(s)
+	if !ok {
+		s = backslashes(s)
+		if len(s) > 2 && s[0] == '/' && s[1] == '/' && s[2] == '/' {
+			s = "//" + strings.TrimLeft(s, "/")
+		}
+		return s
+	}
+	var lower string
+	switch {
+	case strings.EqualFold(scheme, "http"):
+		lower = "http"
+	case strings.EqualFold(scheme, "https"):
+		lower = "https"
+	default:
+		return s // not a special scheme: left as written (and left out later)
+	}
+	fixed := backslashes(rest)
+	switch {
+	case base != nil && base.Scheme == lower && !strings.HasPrefix(fixed, "//"):
+		return fixed
+	case strings.HasPrefix(fixed, "//") && !strings.HasPrefix(fixed, "///"):
+		if len(fixed) == len(rest) && fixed == rest {
+			return s // the common case: "https://host/..." as it should be
+		}
+		return s[:len(scheme)+1] + fixed
+	}
+	return lower + "://" + strings.TrimLeft(fixed, "/")
+}
+
+// splitScheme splits "scheme:rest" when s starts with a URL scheme.
+func splitScheme(s string) (scheme, rest string, ok bool) {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || !validScheme(strings.ToLower(s[:i])) {
+		return "", s, false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// backslashes reads '\' as '/' before the query, as browsers do in http(s) URLs.
+func backslashes(s string) string {
+	end := strings.IndexByte(s, '?')
+	if end < 0 {
+		end = len(s)
+	}
+	if strings.IndexByte(s[:end], '\\') < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s[:end], "\\", "/") + s[end:]
 }
 
 func validScheme(s string) bool {
@@ -966,3 +1192,8 @@ func appendCapped(dst, src []byte, max int) []byte {
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), sub)
 }
+
+// SeparatesWords reports whether the HTML element a separates the words of
+// visible text (block-level elements, <br>, <img>...): the rule the fetch/page
+// tests apply to a DOM to check the streaming extraction.
+func SeparatesWords(a atom.Atom) bool { return isBlock(a) }

@@ -147,7 +147,7 @@ func TestSEOFields(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := parse(t, "https://shop.example/widgets/", tc.doc)
 			got := *p
-			got.Links, got.Base = nil, ""
+			got.Links, got.Base, got.Encoding = nil, "", ""
 			assert.Equal(t, tc.want, got)
 		})
 	}

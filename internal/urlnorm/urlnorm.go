@@ -28,7 +28,32 @@
 //     servers, and an empty query ("?") is kept.
 //
 // Normalize is idempotent: Normalize(Normalize(u)) == Normalize(u). A URL
-// that is already normalized is returned without allocating.
+// that is already normalized is returned without allocating. It fails with
+// an *Error wrapping ErrNotAbsolute (no scheme, or no "//authority"),
+// ErrScheme (not http or https), ErrHost (empty or invalid host) or ErrPort.
+//
+// HostPort applies rules 4 and 5 to an authority, which is how the frontier
+// keys per-host politeness; Host returns the host[:port] of a normalized URL
+// without allocating.
+//
+// # Start URLs
+//
+// StartURL checks what a person typed as the URL to start from (the audit's
+// argument, the monitor's track command) and returns it normalized. The
+// same input gets the same answer in every program:
+//
+//   - An absolute http or https URL is accepted, whatever its host
+//     ("http://localhost:8080/", "https://intranet/").
+//   - A bare host name containing a dot, optionally with a port, path and
+//     query, is accepted as https: "example.com" and "example.com/shop"
+//     become "https://example.com/" and "https://example.com/shop". Write
+//     the scheme for plain http or for a name without a dot.
+//   - Anything else is an *Error: ErrEmpty (nothing but spaces), ErrNoScheme
+//     ("notaurl", "localhost:8080": no scheme and no dot), ErrScheme
+//     ("ftp://...", "mailto:..."), ErrNotAbsolute ("http:example.com"),
+//     ErrHost, ErrPort, ErrUserinfo (a user name or password, which would
+//     end up in logs and databases) or ErrTooLong (over 8 KiB before or
+//     after normalization, the frontier's limit).
 package urlnorm
 
 import (
@@ -52,6 +77,90 @@ var (
 	// ErrPort: the port is not a number from 0 to 65535.
 	ErrPort = errors.New("invalid port")
 )
+
+// Errors of StartURL, besides those of Normalize.
+var (
+	// ErrEmpty: the input is empty or only white space.
+	ErrEmpty = errors.New("empty URL")
+	// ErrNoScheme: the input has no scheme and is not a host name with a dot.
+	ErrNoScheme = errors.New("no http:// or https://, and not a host name with a dot (write the scheme for a host without one)")
+	// ErrUserinfo: the URL holds a user name or password.
+	ErrUserinfo = errors.New("user name or password in the URL")
+	// ErrTooLong: the input, or its normalized form, is longer than
+	// MaxStartURL bytes.
+	ErrTooLong = errors.New("URL too long")
+)
+
+// MaxStartURL is the longest input StartURL accepts, the frontier's limit
+// for any URL.
+const MaxStartURL = 8 << 10
+
+// StartURL checks input as the URL to start a crawl or a check from and
+// returns it normalized (see the package doc, "Start URLs"): an absolute
+// http(s) URL, or a bare host name with a dot, read as https. The error is
+// an *Error naming the input.
+func StartURL(input string) (string, error) {
+	s := strings.TrimSpace(input)
+	switch {
+	case s == "":
+		return "", &Error{URL: input, Err: ErrEmpty}
+	case len(s) > MaxStartURL:
+		return "", &Error{URL: input[:64] + "...", Err: ErrTooLong}
+	}
+	if scheme, rest, ok := strings.Cut(s, ":"); ok && validScheme(scheme) && !startsWithDigit(rest) {
+		// A scheme (not a host followed by a port).
+		if !strings.HasPrefix(rest, "//") {
+			if strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https") {
+				return "", &Error{URL: input, Err: ErrNotAbsolute}
+			}
+			return "", &Error{URL: input, Err: ErrScheme}
+		}
+	} else {
+		host := s
+		if i := strings.IndexAny(host, "/?#"); i >= 0 {
+			host = host[:i]
+		}
+		if i := strings.LastIndexByte(host, ':'); i >= 0 {
+			host = host[:i]
+		}
+		if !strings.Contains(host, ".") {
+			return "", &Error{URL: input, Err: ErrNoScheme}
+		}
+		s = "https://" + s
+	}
+	n, err := Normalize(s)
+	if err != nil {
+		return "", &Error{URL: input, Err: errors.Unwrap(err)}
+	}
+	if len(n) > MaxStartURL { // percent-encoding can triple a length
+		return "", &Error{URL: input[:64] + "...", Err: ErrTooLong}
+	}
+	u, err := url.Parse(n)
+	if err != nil {
+		return "", &Error{URL: input, Err: ErrHost}
+	}
+	if u.User != nil {
+		return "", &Error{URL: input, Err: ErrUserinfo}
+	}
+	if h := u.Hostname(); !strings.Contains(h, ":") && !validLabels(h) { // ".com", "a..b"; IPv6 aside
+		return "", &Error{URL: input, Err: ErrHost}
+	}
+	return n, nil
+}
+
+func startsWithDigit(s string) bool { return s != "" && '0' <= s[0] && s[0] <= '9' }
+
+// validLabels reports a dotted host name whose labels are not empty (a
+// trailing dot, the root, is allowed).
+func validLabels(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	for l := range strings.SplitSeq(h, ".") {
+		if l == "" {
+			return false
+		}
+	}
+	return true
+}
 
 // Error reports a URL that cannot be normalized. It names the URL and wraps
 // one of ErrNotAbsolute, ErrScheme, ErrHost or ErrPort.

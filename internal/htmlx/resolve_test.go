@@ -1,0 +1,61 @@
+package htmlx
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Links are resolved as a browser's URL parser resolves them (WHATWG URL,
+// for http and https).
+func TestLinksResolveLikeABrowser(t *testing.T) {
+	for _, tc := range []struct {
+		name, page, href, want string
+	}{
+		{"https:/path against an https page", "https://s.example/dir/page", "https:/path", "https://s.example/path"},
+		{"https:path against an https page", "https://s.example/dir/page", "https:path", "https://s.example/dir/path"},
+		{"HTTPS:/path, any case", "https://s.example/dir/page", "HTTPS:/path?q", "https://s.example/path?q"},
+		{"https: alone is the page", "https://s.example/dir/page?x=1", "https:", "https://s.example/dir/page?x=1"},
+		{"https:/host against an http page", "http://s.example/", "https:/other.example/x", "https://other.example/x"},
+		{"extra slashes before the host", "https://s.example/", "https:///other.example/x", "https://other.example/x"},
+		{"relative ///host", "https://s.example/", "///other.example/x", "https://other.example/x"},
+		{"backslash in a path", "https://s.example/dir/page", `\other\x`, "https://s.example/other/x"},
+		{"backslash in a relative path", "https://s.example/dir/page", `a\b`, "https://s.example/dir/a/b"},
+		{"backslashes as //", "https://s.example/", `\\cdn.example\img.png`, "https://cdn.example/img.png"},
+		{"/\\ is scheme-relative", "https://s.example/", `/\cdn.example/x`, "https://cdn.example/x"},
+		{"backslash after the scheme", "https://s.example/", `http:\\cdn.example\a`, "http://cdn.example/a"},
+		{"backslash kept in the query", "https://s.example/d/p", `a\b?q=\c`, `https://s.example/d/a/b?q=\c`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := parse(t, tc.page, `<a href="`+tc.href+`">x</a>`)
+			require.Equal(t, []string{tc.want}, urls(p))
+			assert.Equal(t, 0, p.InvalidLinks)
+		})
+	}
+}
+
+func TestBaseResolvesLikeABrowser(t *testing.T) {
+	p := parse(t, "https://s.example/a/b", `<base href="https:/other/"><a href="x">x</a>`)
+	assert.Equal(t, "https://s.example/other/", p.Base)
+	assert.Equal(t, []string{"https://s.example/other/x"}, urls(p))
+
+	p = parse(t, "https://s.example/a/b", `<base href="\\cdn.example\dir\"><a href="x">x</a>`)
+	assert.Equal(t, "https://cdn.example/dir/", p.Base)
+}
+
+// A canonical or alternate written "#" names the page itself, as link.href
+// does in a browser; fragment-only <a> links stay out of Links.
+func TestFragmentOnlyCanonicalIsThePage(t *testing.T) {
+	p := parse(t, "https://s.example/a?b=1#top", `<link rel=canonical href="#"><link rel=alternate hreflang=en href="#main"><a href="#x">x</a>`)
+	assert.Equal(t, "https://s.example/a?b=1", p.Canonical)
+	assert.Equal(t, []Alternate{{"en", "https://s.example/a?b=1"}}, p.Hreflang)
+	assert.Empty(t, urls(p), "fragment-only references stay out of Links, whatever the element")
+
+	p = parse(t, "https://s.example/a", `<base href="https://cdn.example/d/"><link rel=canonical href=" #">`)
+	assert.Equal(t, "https://cdn.example/d/", p.Canonical, "against the base, like any relative URL")
+
+	p = parse(t, "https://s.example/a", `<link rel=canonical href="">`)
+	assert.Equal(t, "", p.Canonical, "an empty href is no link")
+	assert.Equal(t, 1, p.CanonicalCount)
+}
