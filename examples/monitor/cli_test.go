@@ -161,16 +161,30 @@ func TestCanonicalURL(t *testing.T) {
 		"http://example.com:8080/":        "http://example.com:8080/",
 		"http://[::1]:80/x":               "http://[::1]/x",
 		"  https://a.example/ ":           "https://a.example/",
+		"example.com":                     "https://example.com/", // a bare host with a dot, as the audit reads it
+		"Shop.Example/pricing?x=1":        "https://shop.example/pricing?x=1",
 	} {
 		got, err := canonicalURL(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
-	for _, bad := range []string{"", "example.com", "mailto:a@b.c", "http://user:pw@example.com/", "http://example.com:99999/", "http:///x", strings.Repeat("a", 9000)} {
+	for _, bad := range []string{"", "notaurl", "localhost", "/pricing", "mailto:a@b.c", "http://user:pw@example.com/", "http://example.com:99999/", "http:///x", strings.Repeat("a", 9000)} {
 		_, err := canonicalURL(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// The monitor takes the same start URLs as the audit (urlnorm.StartURL):
+// "notaurl" is a usage error naming it, a bare host with a dot is https.
+func TestTrackValidatesURLsLikeTheAudit(t *testing.T) {
+	db := tempDB(t)
+	code, _, errOut := cli(t, env{}, "track", "-db", db, "notaurl")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `bad URL "notaurl"`)
+	code, out, errOut := cli(t, env{}, "track", "-db", db, "example.com")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "tracking https://example.com/ every 6h\n", out)
 }
 
 func TestResolveFlag(t *testing.T) {

@@ -485,17 +485,19 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// canonicalURL checks that raw is an absolute http(s) URL and returns it in
-// the one form stored in the database (internal/urlnorm: lower-case scheme
-// and host, no default port, no fragment, "/" for an empty path), which is
-// also the form the frontier hands back.
+// canonicalURL checks a URL typed by a person (track, untrack, check, the
+// web forms) with the start-URL rules the audit uses too
+// (urlnorm.StartURL: an absolute http(s) URL, or a bare host name with a
+// dot, read as https://host/) and returns it in the one form stored in the
+// database (lower-case scheme and host, no default port, no fragment, "/"
+// for an empty path), which is also the form the frontier hands back.
 func canonicalURL(raw string) (string, error) {
 	if len(raw) > maxURLLen {
 		return "", fmt.Errorf("URL longer than %d bytes (starts %.60q)", maxURLLen, raw)
 	}
-	n, err := urlnorm.Normalize(raw)
+	n, err := urlnorm.StartURL(raw)
 	if err != nil {
-		return "", fmt.Errorf("bad URL %q: want an absolute http:// or https:// URL (%v)", raw, err)
+		return "", fmt.Errorf("bad URL %q: want an absolute http:// or https:// URL, or a host name such as example.com (%v)", raw, err)
 	}
 	if u, err := url.Parse(n); err != nil || u.User != nil {
 		return "", fmt.Errorf("bad URL %q: want http(s)://host/path without user info", raw)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +17,7 @@ import (
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/internal/htmlx"
+	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -468,29 +467,27 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 	}
 	sn.ETag = res.Header.Get("ETag")
 	sn.LastModified = res.Header.Get("Last-Modified")
-	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
-	if mt := res.MediaType(); mt == "text/html" || mt == "application/xhtml+xml" || mt == "" {
-		base, perr := url.Parse(res.FinalURL)
-		if perr == nil {
-			pg, perr := htmlx.Options{ContentType: res.ContentType}.Parse(bytes.NewReader(res.Body), base)
-			if perr == nil {
-				sn.Title = pg.Title
-				sn.MetaDescription = pg.MetaDescription
-				sn.Canonical = pg.Canonical
-				sn.MetaRobots = pg.MetaRobots
-				if len(pg.H1) > 0 {
-					sn.H1 = pg.H1[0]
-				}
-				for _, a := range pg.Hreflang {
-					sn.Hreflang = append(sn.Hreflang, alternate{Hreflang: a.Hreflang, URL: a.URL})
-				}
-				sn.ContentHash = pg.TextHash
-				sn.WordCount = pg.WordCount
-				sn.setText(visibleText(res.Body, res.ContentType))
-				return sn
-			}
-			sn.Error = "parse HTML: " + perr.Error()
+	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ") // page.XRobotsTag for HTML
+	pg, perr := res.Page()
+	switch {
+	case perr == nil:
+		sn.Title = pg.Title
+		sn.MetaDescription = pg.MetaDescription
+		sn.Canonical = pg.Canonical
+		sn.MetaRobots = pg.MetaRobots
+		sn.XRobotsTag = pg.XRobotsTag
+		if len(pg.H1) > 0 {
+			sn.H1 = pg.H1[0]
 		}
+		for _, a := range pg.Hreflang {
+			sn.Hreflang = append(sn.Hreflang, alternate{Hreflang: a.Hreflang, URL: a.URL})
+		}
+		sn.ContentHash = pg.TextHash
+		sn.WordCount = pg.WordCount
+		sn.setText(visibleText(res.Body, res.ContentType))
+		return sn
+	case !errors.Is(perr, fetchpage.ErrNotHTML):
+		sn.Error = "parse HTML: " + perr.Error()
 	}
 	// Not HTML: the content hash is of the bytes themselves.
 	sum := sha256.Sum256(res.Body)

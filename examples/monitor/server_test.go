@@ -255,7 +255,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 		{"https://shop.test/b", "soon", "interval &#34;soon&#34;: want a duration"},
 		{"/relative", "6h", "bad URL"},
 		{"", "6h", "no URL given"},
-		{"http://user:pw@shop.test/", "6h", "without user info"},
+		{"http://user:pw@shop.test/", "6h", "user name or password"},
 	} {
 		r = do(t, s, "POST", "/track", url.Values{"url": {tc.url}, "interval": {tc.interval}})
 		assert.Equal(t, http.StatusBadRequest, r.code, tc.url)
