@@ -16,8 +16,8 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
-	"github.com/politecrawl/polite/frontier"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
+	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/robots"
 )
 
