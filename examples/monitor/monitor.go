@@ -484,7 +484,13 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		}
 		sn.ContentHash = pg.TextHash
 		sn.WordCount = pg.WordCount
-		sn.setText(visibleText(res.Body, res.ContentType))
+		// The text is read in the encoding fetch/page settled on (its
+		// charset, BOM, <meta> and sniffing rules), so both agree.
+		ct := res.ContentType
+		if pg.Encoding != "" {
+			ct = "text/html; charset=" + pg.Encoding
+		}
+		sn.setText(visibleText(res.Body, ct))
 		return sn
 	case !errors.Is(perr, fetchpage.ErrNotHTML):
 		sn.Error = "parse HTML: " + perr.Error()

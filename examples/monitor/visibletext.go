@@ -17,9 +17,10 @@ import (
 // shown as a word diff rather than as two hashes. It is the text a reader
 // sees: not script, style, noscript, template, title or other raw-text
 // elements; block elements end a line, inline ones do not; runs of white
-// space become one space. (internal/htmlx computes the hash and word count
-// with the same rules but does not expose the text; it is read again here,
-// in the monitor, rather than changing a shared package.)
+// space become one space. (fetch/page computes the hash and word count with
+// the same rules but does not expose the text; it is read again here, in the
+// monitor, in the encoding fetch/page settled on, rather than changing a
+// shared package.)
 
 // maxTextBytes caps the stored text of one snapshot; the rest is dropped at
 // a word boundary and the snapshot says the text was cut.
