@@ -1,16 +1,13 @@
 package frontier_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -83,13 +80,12 @@ func Example() {
 
 // links returns the absolute links of a fetched HTML page.
 func links(res *fetch.Result) []string {
-	base, err := url.Parse(res.FinalURL)
+	p, err := res.Page() // fetch/page: links resolved against <base href> and the final URL
 	if err != nil {
-		return nil
+		return nil // not HTML, no body
 	}
-	page, _ := htmlx.Parse(bytes.NewReader(res.Body), base)
 	var out []string
-	for _, l := range page.Links {
+	for _, l := range p.Links {
 		out = append(out, l.URL)
 	}
 	return out
