@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,57 +20,14 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
 // The report opened in a real headless Chromium, as a person opens the file: what they see, that the
 // page script runs under its own policy, that nothing at all is fetched, that no error reaches the
 // console, that it prints, and that long tables page. Screenshots go to the test's temp dir; with
 // AUDIT_README_SCREENSHOT=FILE the demo report's screenshot for the README is written there too.
-
-// reportChromium finds the browser: under CI its absence fails the test, elsewhere it skips with the
-// way to install it.
-func reportChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("Chromium is not installed and CI is set: install it (apt-get install chromium)")
-	}
-	t.Skip("Chromium is not installed; to run this test: apt-get install chromium")
-	return ""
-}
-
-// newReportBrowser starts a headless Chromium with a fresh profile, closed when the test ends.
-func newReportBrowser(t *testing.T, path string) context.Context {
-	t.Helper()
-	opts := append([]chromedp.ExecAllocatorOption{}, chromedp.DefaultExecAllocatorOptions[:]...)
-	opts = append(opts,
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancel()
-		cancelAlloc() // waits for the browser to exit, before its profile directory is removed
-	})
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
-	return ctx
-}
 
 // pageWatch records what a tab fetches and what reaches its console.
 type pageWatch struct {
@@ -159,11 +115,11 @@ func screenshot(t *testing.T, ctx context.Context, name string, full bool) []byt
 }
 
 func TestReportInBrowser(t *testing.T) {
-	chromium := reportChromium(t)
+	testbrowser.Path(t) // before the crawl: skip (or fail under CI) early
 	_, e := reportShop(t)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
 	require.Equal(t, exitOK, r.code, r)
-	ctx := newReportBrowser(t, chromium)
+	ctx := testbrowser.New(t)
 	w := watch(t, ctx)
 
 	// First a control page that does fetch, log an error and open a dialog: the watch must see all three,

@@ -5,16 +5,16 @@ import (
 	"flag"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
 // -update-screenshot writes the screenshots the README shows (dashboard.png
@@ -22,59 +22,6 @@ import (
 //
 //	go test -run TestDashboardInRealBrowser ./examples/monitor -update-screenshot
 var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png and history.png for the README from the browser test")
-
-// browserPath finds Chromium. Under CI a missing browser fails the test;
-// elsewhere the test is skipped with the way to install it.
-func browserPath(t *testing.T) string {
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("Chromium is required under CI: apt-get install chromium")
-	}
-	t.Skip("no Chromium found; install it with: apt-get install chromium")
-	return ""
-}
-
-// newBrowser starts headless Chromium with a fresh profile (flags that work
-// as root on a machine without network) and returns a tab context.
-func newBrowser(t *testing.T) context.Context {
-	path := browserPath(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1360, 900),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("no-proxy-server", true),
-		// No name is looked up: the test pages are on 127.0.0.1, and the
-		// browser must not send DNS queries (or anything else) off the
-		// machine.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
-		chromedp.Flag("dns-prefetch-disable", true),
-		chromedp.Flag("disable-features", "AsyncDns,DnsOverHttps,MediaRouter,OptimizationHints,Translate"),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() {
-		cancelTime()
-		cancelTab()
-		cancelAlloc()
-	})
-	return ctx
-}
 
 // consoleRecorder keeps every console message and browser-log entry of the
 // tab.
@@ -126,7 +73,7 @@ func (r *consoleRecorder) sawProbe() bool {
 // free tool in headless Chromium, from a database prepared by real runs
 // against loopback sites, and reads what a person sees.
 func TestDashboardInRealBrowser(t *testing.T) {
-	ctx := newBrowser(t)
+	ctx := testbrowser.New(t, chromedp.WindowSize(1360, 900))
 	h := newHarness(t)
 	site := demoSites(t, h)
 	base, _, serveErr, stop := startServe(t, h.e, "-db", h.db, "-gap", "0s")
