@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/politecrawl/polite/fetch"
-	"github.com/politecrawl/polite/robots"
 	"github.com/politecrawl/polite/sitemap"
 )
 
@@ -63,11 +62,9 @@ func ExampleExpander() {
 
 	ctx := context.Background()
 	client := &fetch.Client{UserAgent: "ExampleBot/1.0 (+https://example.com/bot)", MaxBodyBytes: sitemap.DefaultMaxBytes}
-	// One robots cache serves the client's checks and the list of sitemaps,
-	// so robots.txt is fetched once.
-	cache := &robots.Cache{Client: &http.Client{Transport: client.PoliteTransport()}}
-	client.Robots = cache
-	roots, err := cache.Sitemaps(ctx, srv.URL+"/")
+	// The client's own robots cache serves its checks and the list of
+	// sitemaps, so robots.txt is fetched once.
+	roots, err := client.RobotsCache().Sitemaps(ctx, srv.URL+"/")
 	if err != nil {
 		log.Fatal(err)
 	}

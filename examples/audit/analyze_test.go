@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func ok(url, title, desc string, h1 int) *pageRecord {
@@ -122,4 +123,44 @@ func TestAnalyzeLinksAndSitemaps(t *testing.T) {
 	assert.Equal(t, "other site, not requested; linked from /, /a", detail["external_link https://other.test/"])
 	assert.Equal(t, "/loop -302-> /loop2 -302-> /loop", detail["redirect_loop /loop"])
 	assert.Equal(t, "not published (HTTP 404)", detail["llms_txt /llms.txt"])
+}
+
+// A sort/filter variant that names the main page as canonical shares its title and description on
+// purpose: reporting it as a duplicate was false. Content findings name the page where a redirect ended.
+func TestAnalyzeCanonicalVariantsAndRedirectTargets(t *testing.T) {
+	variant := ok("/products/?sort=price", "Products", "All products", 1)
+	variant.Canonical = "/products/"
+	hidden := ok("/print", "Products", "All products", 1)
+	hidden.MetaRobots = "noindex"
+	moved := ok("/sale", "", "Offers", 1) // /sale -> /offers/, and /offers/ has no title
+	moved.TitleCount, moved.FinalURL = 0, "/offers/"
+	moved.Redirects = []hopRecord{{URL: "/sale", Status: 301, Location: "/offers/"}}
+	in := analysisInput{Pages: []*pageRecord{
+		ok("/products/", "Products", "All products", 1), variant, hidden, moved,
+		ok("/tent", "Tent", "Same", 1), ok("/lantern", "Lantern", "same", 1),
+	}}
+	assert.Equal(t, []string{
+		"canonical_elsewhere /products/?sort=price",
+		"description_duplicate /lantern",
+		"description_duplicate /tent",
+		"noindex /print",
+		"redirect /sale",
+		"title_missing /offers/",
+	}, got(analyze(in)))
+}
+
+// A site answering every path with its HTML page (a soft 404) does not publish an llms.txt; and a 429 page
+// is rate limited, not shown as plainly broken.
+func TestAnalyzeSoft404LLMSAnd429(t *testing.T) {
+	fs := analyze(analysisInput{
+		Pages: []*pageRecord{{URL: "/busy", Status: 429}},
+		Requests: []requestRecord{
+			{URL: "/llms.txt", Purpose: "llms", Status: 200, ContentType: "text/html; charset=utf-8", Bytes: 900},
+			{URL: "http://www.shop.test/llms.txt", Purpose: "llms", Status: 200, ContentType: "text/markdown", Bytes: 90},
+		},
+	})
+	require.Len(t, fs, 3)
+	assert.Equal(t, "HTTP 429 Too Many Requests, still after 2 retries (rate limited: the page itself may be fine); not linked from any crawled page", fs[0].Detail)
+	assert.Equal(t, "probably not published: HTTP 200 but text/html; charset=utf-8, 900 bytes (a page served for any path?)", fs[1].Detail)
+	assert.Equal(t, "published (HTTP 200, text/markdown, 90 bytes)", fs[2].Detail)
 }

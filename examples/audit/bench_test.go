@@ -67,33 +67,73 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkCrawl500 crawls a generated 500-page loopback site with -gap 0 -concurrency 16, the database
-// written, and reports pages/s and CPU seconds per 1,000 pages (the test server's CPU included: it runs in
-// the same process).
-func BenchmarkCrawl500(b *testing.B) {
+// crawl500 crawls the generated site once into a fresh database and returns wall and CPU seconds.
+func crawl500(b *testing.B, e env, db string) (wall, cpu float64) {
+	var out, errb bytes.Buffer
+	c0, t0 := cpuTime(), time.Now()
+	code := runEnv(b.Context(), []string{"-db", db, "-gap", "0", "-concurrency", "16", "-no-report", "http://shop.test/"}, &out, &errb, e)
+	wall, cpu = time.Since(t0).Seconds(), (cpuTime() - c0).Seconds()
+	if code != exitOK {
+		b.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, f := range []string{db, db + "-wal", db + "-shm"} {
+		os.Remove(f)
+	}
+	return wall, cpu
+}
+
+func generatedNetwork(b *testing.B) *testsite.Network {
 	n := testsite.NewNetwork(b, testsite.Loopback)
 	s := n.Add("shop.test")
 	s.Handle("/*", generatedHandler(600).ServeHTTP)
 	s.Handle("/", generatedHandler(600).ServeHTTP)
-	e := env{Transport: n.Transport(), Terminal: func(io.Writer) bool { return false }}
+	return n
+}
+
+// BenchmarkCrawl500 crawls a generated 500-page loopback site with -gap 0 -concurrency 16 -no-report, the
+// database written (the frontier's queue in it, for -resume), and reports pages/s and CPU seconds per
+// 1,000 pages (the test server's CPU included: it runs in the same process).
+func BenchmarkCrawl500(b *testing.B) {
+	e := env{Transport: generatedNetwork(b).Transport(), Terminal: func(io.Writer) bool { return false }}
 	dir := b.TempDir()
-	var pages, wall, cpu float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		db := filepath.Join(dir, fmt.Sprintf("bench%d.db", i))
-		var out, errb bytes.Buffer
-		c0, t0 := cpuTime(), time.Now()
-		code := runEnv(b.Context(), []string{"-db", db, "-gap", "0", "-concurrency", "16", "http://shop.test/"}, &out, &errb, e)
-		wall += time.Since(t0).Seconds()
-		cpu += (cpuTime() - c0).Seconds()
-		if code != exitOK {
-			b.Fatalf("exit %d: %s", code, errb.String())
-		}
-		pages += 500
-		os.Remove(db)
+	var wall, cpu float64
+	i := 0
+	for b.Loop() {
+		w, c := crawl500(b, e, filepath.Join(dir, fmt.Sprintf("bench%d.db", i)))
+		wall, cpu, i = wall+w, cpu+c, i+1
 	}
-	b.ReportMetric(pages/wall, "pages/s")
-	b.ReportMetric(cpu/pages*1000, "cpu-s/1000pages")
+	b.ReportMetric(float64(500*i)/wall, "pages/s")
+	b.ReportMetric(cpu/float64(500*i)*1000, "cpu-s/1000pages")
+}
+
+// BenchmarkPersistedQueueCost measures what keeping the frontier's queue in the database (for -resume)
+// costs: each iteration crawls the 500-page site twice, once with the queue in memory only and once
+// persisted, in alternating order, so that both see the same load on a shared machine. It reports both
+// rates and the persisted one's share of the in-memory one (wall and CPU).
+func BenchmarkPersistedQueueCost(b *testing.B) {
+	n := generatedNetwork(b)
+	mem := env{Transport: n.Transport(), Terminal: func(io.Writer) bool { return false }, MemoryQueue: true}
+	per := mem
+	per.MemoryQueue = false
+	dir := b.TempDir()
+	var wallM, cpuM, wallP, cpuP float64
+	i := 0
+	for b.Loop() {
+		first, second := mem, per
+		if i%2 == 1 {
+			first, second = per, mem
+		}
+		w1, c1 := crawl500(b, first, filepath.Join(dir, fmt.Sprintf("a%d.db", i)))
+		w2, c2 := crawl500(b, second, filepath.Join(dir, fmt.Sprintf("b%d.db", i)))
+		if i%2 == 1 {
+			w1, c1, w2, c2 = w2, c2, w1, c1
+		}
+		wallM, cpuM, wallP, cpuP, i = wallM+w1, cpuM+c1, wallP+w2, cpuP+c2, i+1
+	}
+	b.ReportMetric(float64(500*i)/wallM, "memory-pages/s")
+	b.ReportMetric(float64(500*i)/wallP, "persisted-pages/s")
+	b.ReportMetric(100*wallP/wallM, "wall-%-of-memory")
+	b.ReportMetric(100*cpuP/cpuM, "cpu-%-of-memory")
 }
 
 // TestServeGeneratedSite serves the generated site for measuring the built binary from outside (peak RSS,

@@ -5,11 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/internal/urlnorm"
 )
 
 // Exit statuses. Scripts rely on them.
@@ -25,6 +26,7 @@ const (
 	minConcurrency, maxConcurrency = 1, 16
 	minGap, maxGap                 = 0, 60 * time.Second
 	defaultUserAgent               = "CrawlCove-Crawler"
+	fallbackToken                  = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
 
 // config is the parsed command line.
@@ -39,9 +41,14 @@ type config struct {
 	Resolve     map[string]string // "host:port" -> "addr:port"
 	Demo        bool
 	Quiet       bool
+	NoReport    bool  // -no-report: no HTML report at the end
+	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
+	Crawl       int64 // -crawl: which one; 0 = the latest
 	URL         string
-	Render      int    // -render N: pages of the rendered pass, 0 = off
-	Browser     string // the browser the rendered pass runs (resolved only when Render > 0)
+	Log         string       // -log FILE: decision events as JSON lines
+	logger      *slog.Logger // writes to Log; nil = silent
+	Render      int          // -render N: pages of the rendered pass, 0 = off
+	Browser     string       // the browser the rendered pass runs (resolved only when Render > 0)
 }
 
 // settings is what the crawls row records about the run.
@@ -53,10 +60,11 @@ type settings struct {
 	Timeout     string            `json:"timeout"`
 	Resolve     map[string]string `json:"resolve,omitempty"`
 	Demo        bool              `json:"demo,omitempty"`
+	Render      int               `json:"render,omitempty"` // -render N (a resumed crawl renders too)
 }
 
 func (c *config) settings() settings {
-	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo}
+	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo, c.Render}
 }
 
 // usageError is a command-line mistake: exit 2.
@@ -81,15 +89,36 @@ func (r *resolveFlag) Set(v string) error {
 
 const usageText = `usage: audit [flags] URL
        audit [flags] -demo
+       audit -resume [-db FILE] [-crawl N]                                    (continue a killed crawl)
+       audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
+       audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
-obeying robots.txt, and writes pages, links and findings to a SQLite file.
+obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
+(audit-report-<crawl>.html next to the file).
 
 Exit status: 0 crawl finished, 2 usage error, 3 site off limits (robots.txt unreachable or 5xx),
 1 any other failure (including Ctrl-C; what was crawled is kept).
 
 Flags:
 `
+
+// printFlags is flag.PrintDefaults, except that a usage text that starts with its back-quoted name
+// ("`HOST:PORT:ADDR`: connect to...") does not say the name a second time under the flag.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	out := b.String()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, _ := flag.UnquoteUsage(f)
+		if strings.HasPrefix(f.Usage, "`"+name+"`: ") {
+			out = strings.Replace(out, "\t"+name+": ", "\t", 1)
+		}
+	})
+	fmt.Fprint(w, out)
+}
 
 // parseArgs parses the command line. Output of -h goes to stderr.
 func parseArgs(args []string, stderr io.Writer) (*config, error) {
@@ -104,19 +133,22 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "requests in flight, 1..16")
 	fs.DurationVar(&c.Gap, "gap", 300*time.Millisecond, "minimum `duration` between request starts, 0..60s")
-	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; the robots.txt token is derived from it")
+	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; robots.txt groups for its product token apply, else those for CrawlCove-Crawler, else *")
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
 	var resolve resolveFlag
-	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR` connect to ADDR for HOST:PORT, like curl (repeatable)")
+	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR`: connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output")
+	fs.BoolVar(&c.NoReport, "no-report", false, "do not write the HTML report at the end")
+	fs.StringVar(&c.Log, "log", "", "append every decision (robots.txt, queueing, retries, slowdown...) to `file` as JSON lines")
+	fs.BoolVar(&c.Resume, "resume", false, "continue an interrupted (Ctrl-C, killed) crawl of -db, with its own settings")
+	fs.Int64Var(&c.Crawl, "crawl", 0, "with -resume: the crawl `id` to continue (default: the latest)")
 	fs.IntVar(&c.Render, "render", 0, "after the crawl, load a sample of `N` crawled pages in headless Chromium so JavaScript runs, and compare (0 = off, up to 500)")
 	fs.StringVar(&c.Browser, "browser", "", "the browser for -render: a `path` or a name in PATH (default: the first of chromium, chromium-browser, google-chrome)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)
-			fs.SetOutput(stderr)
-			fs.PrintDefaults()
+			printFlags(stderr, fs)
 			return nil, err
 		}
 		msg := err.Error()
@@ -154,7 +186,14 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		// net/http would refuse every request, robots.txt first, and the site would look off limits.
 		return nil, usagef("-user-agent %q contains control characters", c.UserAgent)
 	}
+	resume := c.Resume || c.Crawl != 0
+	if resume {
+		if err := resumeArgs(c, fs); err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case resume:
 	case c.Demo && fs.NArg() > 0:
 		return nil, usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))
 	case c.Demo:
@@ -163,9 +202,15 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	case fs.NArg() > 1:
 		return nil, usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
 	default:
-		u, err := startURL(fs.Arg(0))
+		// The same rule as every program of the project (urlnorm.StartURL): an absolute http(s) URL, or a
+		// bare host name with a dot, read as https ("shop.example" -> "https://shop.example/").
+		u, err := urlnorm.StartURL(fs.Arg(0))
 		if err != nil {
-			return nil, &usageError{err.Error()}
+			var ue *urlnorm.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, usagef("bad URL %q: %v", fs.Arg(0), err)
 		}
 		c.URL = u
 	}
@@ -178,30 +223,4 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		c.Browser = b
 	}
 	return c, nil
-}
-
-// startURL accepts "https://shop.example/", "http://shop.example:8080/x" or a bare "shop.example" (https assumed).
-func startURL(raw string) (string, error) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		raw = "https://" + raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", fmt.Errorf("bad URL %q: %v", raw, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("bad URL %q: only http and https can be crawled", raw)
-	}
-	if u.Hostname() == "" {
-		return "", fmt.Errorf("bad URL %q: no host", raw)
-	}
-	if u.User != nil {
-		return "", fmt.Errorf("bad URL %q: credentials in URLs are not supported", raw)
-	}
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	u.Fragment = ""
-	return u.String(), nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,8 +33,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{}, "missing URL"},
 		{[]string{"http://a.test/", "http://b.test/"}, "one URL only"},
 		{[]string{"-demo", "http://a.test/"}, "-demo crawls the built-in demo site: give no URL"},
-		{[]string{"ftp://shop.test/"}, "only http and https"},
-		{[]string{"http:///nohost"}, "no host"},
+		{[]string{"ftp://shop.test/"}, `bad URL "ftp://shop.test/": scheme is not http or https`},
+		{[]string{"http:///nohost"}, `bad URL "http:///nohost": invalid host`},
+		{[]string{"notaurl"}, `bad URL "notaurl": no http:// or https://, and not a host name with a dot`},
+		{[]string{"localhost:8080"}, `bad URL "localhost:8080": no http:// or https://`},
+		{[]string{"http:shop.test"}, `bad URL "http:shop.test"`},
+		{[]string{"http://user:pw@shop.test/"}, `bad URL "http://user:pw@shop.test/": user name or password in the URL`},
+		{[]string{"  "}, `bad URL "  ": empty URL`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
@@ -54,9 +60,11 @@ func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"-h"}, &out, &errb)
 	assert.Equal(t, exitOK, code)
-	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "Exit status"} {
+	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "-no-report", "Exit status"} {
 		assert.Contains(t, errb.String(), f)
 	}
+	assert.Equal(t, 1, strings.Count(errb.String(), "HOST:PORT:ADDR"), "the placeholder is said once:\n%s", errb.String())
+	assert.Contains(t, errb.String(), "  -resolve HOST:PORT:ADDR\n    \tconnect to ADDR for HOST:PORT, like curl (repeatable)\n")
 }
 
 func TestDefaults(t *testing.T) {
@@ -71,4 +79,28 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, time.Duration(0), c.Gap)
 	assert.Equal(t, map[string]string{"shop.test:443": "127.0.0.1:443", "www.shop.test:443": "[::1]:443"}, c.Resolve)
 	assert.Equal(t, "https://shop.test/x", c.URL)
+}
+
+// A -db the program cannot open says why in the system's words, and the path: not SQLite's "unable to
+// open database file (14)".
+func TestDatabaseOpenErrorSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	cases := map[string]string{
+		filepath.Join(file, "audit.db"): "not a directory",
+		dir:                             "is a directory",
+	}
+	if os.Geteuid() != 0 { // root opens anything: permission denied can only be shown to other users
+		ro := filepath.Join(dir, "ro")
+		require.NoError(t, os.Mkdir(ro, 0o555))
+		cases[filepath.Join(ro, "audit.db")] = "permission denied"
+	}
+	for path, want := range cases {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"-db", path, "http://shop.test/"}, &out, &errb)
+		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, "audit: database "+path+": "+want+"\n", errb.String())
+		assert.NotContains(t, errb.String(), "(14)")
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
 	"github.com/politecrawl/polite/sitemap"
@@ -41,9 +39,9 @@ type crawler struct {
 	count counters
 
 	start  *url.URL
-	origin string // scheme://host[:port] of the start URL
-	twin   string // origin of the www/apex twin, "" when there is none
-	token  string // robots.txt product token
+	origin string   // scheme://host[:port] of the start URL
+	twin   string   // origin of the www/apex twin, "" when there is none
+	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
 	policy *backoff.Policy
 	scope  frontier.Scope
@@ -70,6 +68,10 @@ type crawler struct {
 	heldDropped      int         // in-scope sitemap entries past sitemapHoldMax: not queued from the sitemaps
 	heldFirstDropped string      // the first of them, for the finding
 	notCrawled       [][2]string // (sitemap, URL) left out by the page limit
+
+	writing   chan struct{}   // a token per finished page not yet committed (bounds what a crash loses); nil without resume
+	resume    *crawlRow       // the crawl being resumed; nil for a new one (resume.go)
+	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
 }
 
 // newCrawler wires the library together. This is the part to read to learn how the packages fit.
@@ -93,9 +95,11 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	if tw := frontier.Twin(host); tw != "" {
 		c.twin = start.Scheme + "://" + tw
 	}
-	// The robots.txt token comes from the User-Agent by the robots package's rule:
-	// "CrawlCove-Crawler" -> "CrawlCove-Crawler"; "Mozilla/5.0 (compatible; X/1.0)" -> "X".
-	c.token = robots.ProductToken(cfg.UserAgent)
+	// The robots.txt tokens: the one the User-Agent names, by the robots package's rule ("CrawlCove-Crawler"
+	// -> "CrawlCove-Crawler"; "Mozilla/5.0 (compatible; X/1.0)" -> "X"), then CrawlCove-Crawler whatever
+	// -user-agent says: the bot page promises that rules written for it keep working. The first token a
+	// group names decides; the * groups apply only when none is named.
+	c.tokens = robots.Tokens(cfg.UserAgent, fallbackToken)
 
 	// The base transport: proxy from the environment, -resolve like curl. Tests swap in an in-memory one.
 	base := e.Transport
@@ -115,17 +119,23 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 
 	// robots.txt, cached per host. The frontier asks it before queueing a URL, fetch before every request
 	// and redirect hop. Its own HTTP client is set below, once the gate exists.
-	c.robots = &robots.Cache{Now: e.Now}
+	// The copies are kept in the crawl's database too, so that a resumed crawl obeys the same ones.
+	c.robots = &robots.Cache{Now: e.Now, Store: &robotsStore{st: st}, Logger: cfg.logger}
 
 	// The frontier: scope (start host + twin), breadth-first order, limits, robots.txt checked before a URL
 	// is queued, and the politeness gate (in flight, gap, slowdown) that every request of the run passes.
 	fc := frontier.DefaultConfig()
 	fc.MaxPages, fc.MaxDepth = cfg.MaxPages, cfg.MaxDepth
 	fc.MaxInFlight, fc.Gap = cfg.Concurrency, cfg.Gap
-	fc.Robots, fc.RobotsTokens = c.robots, []string{c.token}
+	fc.Robots, fc.RobotsTokens = c.robots, c.tokens
 	fc.Slowdown = c.slow
 	fc.Scope = c.scope
 	fc.Now = e.Now
+	fc.Logger = cfg.logger
+	if !e.MemoryQueue {
+		fc.Queue = newSQLiteQueue(st, e.Now) // in the crawl's database, for -resume
+		c.writing = make(chan struct{}, writeBacklog*cfg.Concurrency)
+	}
 	if c.front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
@@ -158,7 +168,8 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 func (c *crawler) newClient(maxBody int64) *fetch.Client {
 	return &fetch.Client{
 		UserAgent:    c.cfg.UserAgent,
-		RobotsTokens: []string{c.token},
+		RobotsTokens: c.tokens,
+		Logger:       c.cfg.logger,
 		Timeout:      c.cfg.Timeout,
 		MaxRedirects: 10,
 		MaxBodyBytes: maxBody,
@@ -210,10 +221,15 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	defer stop(nil)
 	c.stopSite = stop
 
-	if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: c.token,
+	if c.resume != nil {
+		if err := c.resumeCrawl(ctx); err != nil {
+			return crawlResult{outcome: "failed", err: err}
+		}
+	} else if err := c.st.beginCrawl(ctx, crawlInfo{StartURL: c.cfg.URL, UserAgent: c.cfg.UserAgent, Token: strings.Join(c.tokens, ", "),
 		Started: started, Settings: c.cfg.settings()}); err != nil {
 		return crawlResult{outcome: "failed", err: err}
 	}
+	defer c.keepProgress()()
 	if !c.cfg.Quiet && c.env.Terminal(c.log) {
 		c.prog = startProgress(c.log, &c.count, c.env.Now, c.progressState)
 		defer c.prog.finish()
@@ -224,7 +240,7 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	}
 
 	// 1. robots.txt first, for the start host and its twin.
-	v, err := c.robots.Check(ctx, c.token, c.cfg.URL)
+	v, err := c.robots.CheckAs(ctx, c.tokens, c.cfg.URL)
 	if err != nil {
 		return c.stopped(ctx, err)
 	}
@@ -232,7 +248,7 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 		return crawlResult{outcome: "off_limits", err: offLimitsError(c.origin, v)}
 	}
 	if c.twin != "" {
-		tv, err := c.robots.Check(ctx, c.token, c.twin+c.start.RequestURI())
+		tv, err := c.robots.CheckAs(ctx, c.tokens, c.twin+c.start.RequestURI())
 		if err != nil {
 			return c.stopped(ctx, err)
 		}
@@ -483,7 +499,9 @@ func (c *crawler) sitemaps(ctx context.Context) error {
 	// at the protocol's 50 MiB so a full-size sitemap is read whole.
 	sc := c.newClient(50 << 20)
 	sc.CheckRedirect = c.client.CheckRedirect
-	exp := &sitemap.Expander{Fetcher: sc, MaxDepth: sitemapLevel}
+	// Each sitemap's answer is kept in the database: a crawl resumed in the middle of the expansion replays
+	// them instead of asking again.
+	exp := &sitemap.Expander{Fetcher: &sitemapCache{f: sc, st: c.st}, MaxDepth: sitemapLevel}
 	seen := map[string]bool{}
 	reports, err := exp.Expand(ctx, roots, func(e sitemap.Entry, src sitemap.Source) error {
 		u, nerr := urlnorm.Normalize(e.URL)
@@ -510,10 +528,18 @@ func (c *crawler) sitemaps(ctx context.Context) error {
 		return ctx.Err()
 	})
 	for _, r := range reports {
+		if r.Err != nil && ctx.Err() != nil && (errors.Is(r.Err, context.Canceled) || errors.Is(r.Err, context.DeadlineExceeded)) {
+			continue // cut short by Ctrl-C (or the site going off limits): not something the site answered
+		}
 		c.st.sitemap(sitemapRecordOf(r))
 	}
 	return err
 }
+
+// writeBacklog × -concurrency is how many finished pages may wait to be written at once. A crash fetches
+// them again on resume; a smaller bound costs throughput at -gap 0 (1× cost a quarter of it, 4× about 7 %
+// of CPU, none at all measured about 3 %: see BenchmarkPersistedQueueCost).
+const writeBacklog = 4
 
 // sitemapHoldMax bounds the sitemap page URLs held back until the link crawl is complete (memory: a
 // few MB). URLs beyond it are stored in sitemap_urls but not crawled, and the findings say so. A variable
@@ -542,9 +568,22 @@ func (c *crawler) queueSitemapURLs(ctx context.Context) bool {
 			// The frontier checks the budget before robots.txt. Ask robots.txt here (cached, no request
 			// unless the hour is up) so a disallowed sitemap URL is still reported as blocked, not as
 			// left out by the limit.
-			if v, err := c.robots.Check(ctx, c.token, r.URL); err == nil && v.Outcome == robots.Disallowed {
+			if v, err := c.robots.CheckAs(ctx, c.tokens, r.URL); err == nil && v.Outcome == robots.Disallowed {
 				c.recordOnce(&pageRecord{URL: r.URL, Depth: 1, Source: "sitemap", Blocked: true,
 					RobotsRule: v.Decision.String()})
+				continue
+			}
+			c.mu.Lock()
+			c.notCrawled = append(c.notCrawled, [2]string{h.sitemap, r.URL})
+			c.mu.Unlock()
+		case frontier.Duplicate:
+			// A link found it once the page limit was used up: the frontier refused it then and knows it
+			// as seen now. Without a row it was not crawled, and the limit is why, unless its host's
+			// robots.txt cannot be read (a disallowed URL has its row already).
+			c.mu.Lock()
+			crawled := c.recorded[r.URL]
+			c.mu.Unlock()
+			if v, err := c.robots.CheckAs(ctx, c.tokens, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
 				continue
 			}
 			c.mu.Lock()
@@ -585,14 +624,16 @@ func (c *crawler) pages(ctx context.Context) error {
 func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 	res, err := c.client.Get(ctx, it.URL)
 	if err != nil && ctx.Err() != nil {
-		c.front.Done(it, ctx.Err())
-		return // interrupted: the page was not fetched, so it is not recorded
+		// Interrupted: the page was not fetched, so it is not recorded, nor given back as done: it stays
+		// queued in the database and a resumed crawl fetches it.
+		return
 	}
 	// A page answered in full before Ctrl-C is recorded like any other: everything crawled is kept.
 	p := &pageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.env.Now()}
 	if res != nil {
 		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType
-		p.Response, p.TTFB, p.Bytes, p.Truncated, p.Attempts = res.Total, res.TTFB, len(res.Body), res.Truncated, len(res.Attempts)
+		// The server's time for the final request, never the time waiting at the gate or between retries.
+		p.Response, p.TTFB, p.Bytes, p.Truncated, p.Attempts = res.ResponseTime(), res.TTFB, len(res.Body), res.Truncated, len(res.Attempts)
 		for _, h := range res.Redirects {
 			p.Redirects = append(p.Redirects, hopRecord{URL: h.URL, Status: h.Status, Location: h.Location})
 		}
@@ -621,20 +662,35 @@ func (c *crawler) visit(ctx context.Context, it frontier.Item) {
 			c.mu.Unlock()
 		}
 	}
-	if strings.HasSuffix(it.URL, "/llms.txt") && strings.Count(it.URL, "/") == 3 {
+	if r := llmsRecordOf(p); r != nil {
 		c.mu.Lock()
-		c.llmsPage = &requestRecord{URL: it.URL, Purpose: "llms", Status: p.Status, ContentType: p.ContentType, Bytes: p.Bytes, Err: p.Err}
-		if len(p.Redirects) > 0 {
-			c.llmsPage.Status, c.llmsPage.Location = p.Redirects[0].Status, p.Redirects[0].Location
-		}
+		c.llmsPage = r
 		c.mu.Unlock()
 	}
 	c.recordOnce(p)
 	c.front.Done(it, err)
+	// At most writeBacklog × -concurrency finished pages wait to be written: a crash then costs a resumed
+	// crawl only those and the pages in flight, fetched again.
+	if c.writing != nil {
+		c.writing <- struct{}{}
+		c.st.afterCommit(func() { <-c.writing })
+	}
 	var fe *fetch.Error
 	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
 		c.siteOffLimits(fe.URL, fe.Verdict)
 	}
+}
+
+// llmsRecordOf is the llms.txt answer of a page row that is an origin's /llms.txt (a link led there).
+func llmsRecordOf(p *pageRecord) *requestRecord {
+	if !strings.HasSuffix(p.URL, "/llms.txt") || strings.Count(p.URL, "/") != 3 {
+		return nil
+	}
+	r := &requestRecord{URL: p.URL, Purpose: "llms", Status: p.Status, ContentType: p.ContentType, Bytes: p.Bytes, Err: p.Err}
+	if len(p.Redirects) > 0 {
+		r.Status, r.Location = p.Redirects[0].Status, p.Redirects[0].Location
+	}
+	return r
 }
 
 func sourceOf(it frontier.Item) string {
@@ -649,13 +705,9 @@ func sourceOf(it frontier.Item) string {
 
 // parse reads the page's SEO fields and links, and queues the internal links it may follow.
 func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
-	final, err := url.Parse(res.FinalURL)
+	pg, err := res.Page() // the public extractor (fetch/page): charset, <base href>, links resolved
 	if err != nil {
-		return
-	}
-	pg, err := htmlx.Options{ContentType: res.ContentType}.Parse(bytes.NewReader(res.Body), final)
-	if err != nil {
-		return // only a read error, and Body is in memory
+		return // not HTML after all, or a final URL that is not http(s): nothing to read
 	}
 	p.parsed = true
 	p.Title, p.TitleCount = pg.Title, pg.TitleCount
@@ -762,6 +814,9 @@ func (c *crawler) llms(ctx context.Context) {
 	u := c.home + "/llms.txt"
 	r, crawled := c.llmsPage, c.recorded[u]
 	c.mu.Unlock()
+	if c.requested[u] {
+		return // a resumed crawl: asked (and recorded) before the interruption
+	}
 	if r != nil && r.URL != u {
 		r = nil // a link reached another host's llms.txt; the site's own is asked below
 		crawled = false
@@ -794,6 +849,9 @@ func (c *crawler) wordPressProbes(ctx context.Context) {
 
 // extra makes one GET (robots-checked, redirects not followed) and records the answer.
 func (c *crawler) extra(ctx context.Context, raw, purpose string) {
+	if c.requested[raw] {
+		return // a resumed crawl: asked (and recorded) before the interruption
+	}
 	res, err := c.probe.Get(ctx, raw)
 	if ctx.Err() != nil {
 		return

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -121,56 +122,31 @@ func TestTokenExactMatch(t *testing.T) {
 		for _, q := range s.Requests() {
 			assert.Equal(t, ua, q.Header.Get("User-Agent"), q.Path)
 		}
-		assert.Equal(t, "AuditBot", r.strs(t, `SELECT robots_token FROM crawls`)[0])
+		assert.Equal(t, "AuditBot, CrawlCove-Crawler", r.strs(t, `SELECT robots_token FROM crawls`)[0])
 	})
-}
-
-func TestRobotsServerErrorStopsWithExit3(t *testing.T) {
-	for _, code := range []int{500, 503} {
-		t.Run(fmt.Sprint(code), func(t *testing.T) {
-			n, e := loopNet(t)
-			s := n.Add("shop.test")
-			s.Status("/robots.txt", code)
-			s.HTML("/", page("Home"))
-			r := audit(t, e, "-gap", "0", "http://shop.test/")
-			require.Equal(t, exitOffLimits, r.code, r)
-			assert.Contains(t, r.stderr, "http://shop.test/robots.txt")
-			assert.Contains(t, r.stderr, fmt.Sprintf("HTTP %d", code))
-			assert.Contains(t, r.stderr, "off limits")
-			assert.Equal(t, []string{"/robots.txt"}, s.Paths(), "nothing but robots.txt is requested")
-			assert.Equal(t, []string{"off_limits"}, r.strs(t, `SELECT outcome FROM crawls`))
-		})
-	}
-	t.Run("unreachable", func(t *testing.T) {
-		n, e := loopNet(t)
-		n.Add("other.test")
-		r := audit(t, e, "-gap", "0", "http://shop.test/") // no such host on the network
-		require.Equal(t, exitOffLimits, r.code, r)
-		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
-		assert.Empty(t, n.Requests())
-	})
-	t.Run("4xx robots.txt means no rules", func(t *testing.T) {
-		n, e := loopNet(t)
-		s := n.Add("shop.test")
-		s.Status("/robots.txt", 404)
-		s.HTML("/", page("Home", "/a"))
-		s.HTML("/a", page("A"))
-		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
-		assert.Equal(t, 1, s.Count("/a"))
-	})
-	t.Run("twin unreachable: start host crawled alone", func(t *testing.T) {
+	// "The app will keep accepting the old token, so rules you write now keep working": with a new
+	// User-Agent, a robots.txt that names only CrawlCove-Crawler still applies, and the * group does not.
+	t.Run("CrawlCove-Crawler rules apply whatever -user-agent says", func(t *testing.T) {
 		n, e := loopNet(t)
 		s, www := n.Add("shop.test"), n.Add("www.shop.test")
-		s.Robots("")
-		www.Status("/robots.txt", 503)
-		s.HTML("/", page("Home", "/a", "http://www.shop.test/b"))
+		rules := "User-agent: CrawlCove-Crawler\nDisallow: /private/\n\nUser-agent: *\nDisallow: /\n"
+		s.Robots(rules)
+		www.Robots(rules)
+		s.HTML("/", page("Home", "/a", "/private/x", "http://www.shop.test/w", "http://www.shop.test/private/y"))
 		s.HTML("/a", page("A"))
-		r := audit(t, e, "-gap", "0", "http://shop.test/")
+		www.HTML("/w", page("W"))
+		ua := "Mozilla/5.0 (compatible; CrawlCove/2.0; +https://crawlcove.example/bot)"
+		r := audit(t, e, "-gap", "0", "-user-agent", ua, "http://shop.test/")
 		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, 1, s.Count("/"), "the * group (Disallow: /) does not apply: a group names one of our tokens")
 		assert.Equal(t, 1, s.Count("/a"))
-		assert.Equal(t, []string{"/robots.txt"}, www.Paths())
-		assert.Contains(t, r.stderr, "www.shop.test/robots.txt answered HTTP 503")
+		assert.Equal(t, 1, www.Count("/w"), "on the twin too")
+		assert.Zero(t, s.Count("/private/x")+www.Count("/private/y"), "the CrawlCove-Crawler group applies")
+		for _, q := range n.Requests() {
+			assert.Equal(t, ua, q.Header.Get("User-Agent"), q.Path)
+		}
+		assert.Equal(t, "CrawlCove, CrawlCove-Crawler", r.strs(t, `SELECT robots_token FROM crawls`)[0])
+		assert.Equal(t, 2, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 1`))
 	})
 }
 
@@ -268,49 +244,6 @@ func TestLLMSTxtOnce(t *testing.T) {
 		d := r.strs(t, `SELECT detail FROM findings WHERE kind = 'llms_txt'`)
 		require.Len(t, d, 1)
 		assert.Contains(t, d[0], "blocked by robots.txt")
-	})
-}
-
-var probePaths = []string{"/wp-json/", "/xmlrpc.php", "/wp-content/uploads/", "/?p=1"}
-
-func TestWordPressProbesOnlyOnWordPress(t *testing.T) {
-	t.Run("WordPress", func(t *testing.T) {
-		n, e := loopNet(t)
-		s := n.Add("shop.test")
-		s.Robots("User-agent: *\nDisallow: /xmlrpc.php\n")
-		s.HTML("/", `<html><head><title>Blog</title><meta name="generator" content="WordPress 6.5">`+
-			`<link rel="stylesheet" href="/wp-content/themes/x/style.css"></head><body><h1>Blog</h1></body></html>`)
-		s.Page("/wp-json/", "application/json", `{"name":"Blog"}`)
-		s.Redirect("/?p=1", "/hello-world/", http.StatusMovedPermanently)
-		s.Status("/wp-content/uploads/", 403)
-		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
-		assert.Equal(t, 1, s.Count("/wp-json/"))
-		assert.Equal(t, 1, s.Count("/wp-content/uploads/"))
-		assert.Equal(t, 1, s.Count("/?p=1"))
-		assert.Equal(t, 0, s.Count("/xmlrpc.php"), "still subject to robots.txt")
-		assert.Equal(t, 0, s.Count("/hello-world/"), "a probe is one request: its redirect is recorded, not followed")
-		assert.Equal(t, 0, s.Count("/wp-content/themes/x/style.css"), "assets are not crawled")
-		for _, q := range s.Requests() {
-			assert.Equal(t, http.MethodGet, q.Method, q.Path)
-		}
-		k := r.kinds(t)
-		assert.Equal(t, 1, k[kWordPress])
-		assert.Equal(t, 4, k[kWordPressProbe])
-		assert.Contains(t, strings.Join(r.strs(t, `SELECT detail FROM findings WHERE kind = 'wordpress_probe'`), "\n"), "Location /hello-world/")
-	})
-	t.Run("not WordPress", func(t *testing.T) {
-		n, e := loopNet(t)
-		s := n.Add("shop.test")
-		s.Robots("")
-		s.HTML("/", page("Shop", "/a"))
-		s.HTML("/a", page("A"))
-		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
-		for _, p := range probePaths {
-			assert.Equal(t, 0, s.Count(p), p)
-		}
-		assert.Equal(t, 0, r.kinds(t)[kWordPressProbe])
 	})
 }
 
@@ -625,4 +558,82 @@ func TestProxyFromEnvironment(t *testing.T) {
 	assert.Contains(t, reqs[0].Path, "/robots.txt")
 	assert.Equal(t, 1, proxy.Count("/a"))
 	assert.Equal(t, 0, proxy.Count("/private/x"))
+}
+
+// closeHook calls fn when the body of the response it wraps is closed, i.e. once fetch has read it.
+type closeHook struct {
+	io.ReadCloser
+	once *sync.Once
+	fn   func()
+}
+
+func (c closeHook) Close() error {
+	err := c.ReadCloser.Close()
+	c.once.Do(c.fn)
+	return err
+}
+
+type hookTransport struct {
+	rt   http.RoundTripper
+	path string
+	fn   func()
+	once sync.Once
+}
+
+func (h *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.rt.RoundTrip(req)
+	if err == nil && req.URL.Path == h.path {
+		resp.Body = closeHook{resp.Body, &h.once, h.fn}
+	}
+	return resp, err
+}
+
+// A page whose answer was read in full just as Ctrl-C arrived was dropped: "everything crawled so far is
+// in the database" includes it.
+func TestInterruptKeepsPageAnsweredInFull(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	var links []string
+	for i := range 20 {
+		links = append(links, fmt.Sprintf("/p%d", i))
+		s.HTML(fmt.Sprintf("/p%d", i), page(fmt.Sprint("P", i)))
+	}
+	s.HTML("/", page("Home", links...))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	e.Transport = &hookTransport{rt: e.Transport, path: "/p3", fn: cancel} // Ctrl-C right after /p3 was read
+	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
+	require.Equal(t, exitFailure, r.code, r)
+	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
+	assert.Equal(t, []string{"200 P3"}, r.strs(t, `SELECT status || ' ' || title FROM pages WHERE url = 'http://shop.test/p3'`),
+		"the page answered before Ctrl-C is kept")
+	assert.Equal(t, 0, s.Count("/p4"), "nothing is requested after Ctrl-C")
+}
+
+// -resolve sends the start host to a staging server; its www twin is part of the site and, unless mapped
+// too, goes through DNS to wherever the real name points. Say so before the first request.
+func TestResolveWithoutTwinIsNoted(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home"))
+	r := audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stderr, "-resolve maps shop.test:80 but not its twin www.shop.test:80")
+
+	r = audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "-resolve", "www.shop.test:80:127.0.0.1:9", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.NotContains(t, r.stderr, "twin")
+}
+
+// The README's first command must work behind a corporate proxy too: the demo shop is on loopback under a
+// .test name, which no proxy can reach, so the demo never asks one.
+func TestDemoIgnoresProxyEnvironment(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("http_proxy", "http://127.0.0.1:1")
+	t.Setenv("NO_PROXY", "")
+	r := audit(t, env{}, "-demo", "-gap", "0")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 12, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0`))
 }

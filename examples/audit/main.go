@@ -8,6 +8,13 @@
 //
 //	go run ./examples/audit -demo                    # the built-in demo shop
 //	go run ./examples/audit -db shop.db https://shop.example/
+//	go run ./examples/audit -resume -db shop.db      # continue a crawl that was killed or interrupted
+//	go run ./examples/audit report -db shop.db       # the self-contained HTML report again (or -format csv|json)
+//	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
+//
+// The crawl writes its HTML report (audit-report-<crawl>.html, next to the database) at the end. Its
+// frontier, robots.txt copies and sitemap answers are kept in the database as it goes (queue.go,
+// resume_store.go), so that -resume continues it after a crash. examples/audit/README.md is the manual.
 //
 // What it does, and does not do, is the public bot page's promise: robots.txt first and always obeyed,
 // sitemaps only when advertised, 4 requests in flight with 300 ms between starts, Crawl-delay not read,
@@ -46,6 +53,9 @@ type env struct {
 	Now func() time.Time
 	// Terminal reports whether w is a terminal (the progress line is drawn only there); nil = isTerminal.
 	Terminal func(w io.Writer) bool
+	// MemoryQueue keeps the frontier's queue in memory only, as before resume existed: the crawl cannot
+	// be resumed. Benchmarks compare the two.
+	MemoryQueue bool
 }
 
 // run is the whole program: parse args, crawl, analyse, print the summary; it returns the exit status.
@@ -54,6 +64,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if len(args) > 0 {
+		switch args[0] {
+		case "report":
+			return runReport(ctx, args[1:], stdout, stderr, e.Now)
+		case "compare":
+			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
+		}
+	}
 	cfg, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -62,8 +83,14 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		fmt.Fprintf(stderr, "audit: %v\n(run with -h for help)\n", err)
 		return exitUsage
 	}
-	if e.Now == nil {
-		e.Now = time.Now
+	closeLog, err := openLog(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		return exitFailure
+	}
+	defer closeLog()
+	if cfg.Resume {
+		return runResume(ctx, cfg, stdout, stderr, e)
 	}
 	if e.Terminal == nil {
 		e.Terminal = isTerminal
@@ -103,6 +130,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	res := c.crawl(ctx)
 	res = c.renderPass(ctx, res) // step 6, only with -render
 	code := c.finish(res, stdout, stderr)
+	code = c.writeReport(res, code, stdout, stderr)
 	if demo != nil {
 		demo.report(stdout, cfg.UserAgent)
 	}

@@ -39,7 +39,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/politecrawl/polite/internal/htmlx"
+	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -597,7 +597,7 @@ func (t *tab) read(ctx context.Context, rec *renderRecord) error {
 		return fmt.Errorf("the page ended at %q", dom.URL)
 	}
 	rec.FinalURL = final.String()
-	pg, err := htmlx.Options{ContentType: "text/html; charset=utf-8"}.Parse(strings.NewReader(dom.HTML), final)
+	pg, err := fetchpage.Options{ContentType: "text/html; charset=utf-8"}.Parse(strings.NewReader(dom.HTML), final.String())
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,8 @@ func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "audit: %v\n", res.err)
 		return exitOffLimits
 	case res.outcome == "interrupted":
-		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d)\n", c.cfg.DB, c.st.crawlID)
+		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d). To continue it: audit -resume -db %s -crawl %d\n",
+			c.cfg.DB, c.st.crawlID, shellWord(c.cfg.DB), c.st.crawlID)
 		return exitFailure
 	case res.err != nil:
 		fmt.Fprintf(stderr, "audit: %v\n", res.err)

@@ -80,6 +80,20 @@ func TestLinksFirstThenSitemapURLs(t *testing.T) {
 	assert.Contains(t, r.stdout, kSitemapNotCrawled)
 }
 
+// A sitemap URL that a link also found, but only once the page limit was used up, is not crawled either
+// and is reported so: the frontier refused it to the link and then knew it as seen when the sitemap
+// offered it, and it went unreported.
+func TestSitemapURLsLinkedPastThePageLimitAreReported(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	sitemapShop(s, 5, 0, "/l4", "/l3", "/l0")
+	r := audit(t, e, "-gap", "0", "-max-pages", "4", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Zero(t, s.Count("/l3")+s.Count("/l4"), "past the page limit: %v", s.Paths())
+	assert.Equal(t, []string{"http://shop.test/l3", "http://shop.test/l4"},
+		r.strs(t, `SELECT url FROM findings WHERE kind = ? ORDER BY url`, kSitemapNotCrawled), "listed, linked, and left out by the limit")
+}
+
 // With budget to spare, sitemap-only (orphan) pages are crawled after the link crawl, and their own links
 // are followed as usual.
 func TestSitemapOnlyPagesStillCrawled(t *testing.T) {
@@ -201,4 +215,52 @@ func countNumbered(paths []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// Sitemap: lines of the twin's robots.txt are read too; sitemap URLs obey scope and robots.txt, and so do
+// the sitemaps themselves.
+func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
+	n, e := loopNet(t)
+	apex, www, other := n.Add("shop.test"), n.Add("www.shop.test"), n.Add("other.test")
+	apex.Robots("User-agent: *\nDisallow: /private/\nSitemap: http://shop.test/private/sitemap.xml\n")
+	www.Robots("User-agent: *\nDisallow:\nSitemap: http://www.shop.test/www-sitemap.xml\n")
+	other.Robots("")
+	other.HTML("/x", page("X"))
+	apex.Page("/private/sitemap.xml", "application/xml", urlset("http://shop.test", "/hidden"))
+	apex.HTML("/hidden", page("Hidden"))
+	www.Page("/www-sitemap.xml", "application/xml",
+		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://www.shop.test/listed</loc></url>`+
+			`<url><loc>http://other.test/x</loc></url></urlset>`)
+	www.HTML("/listed", page("Listed"))
+	apex.HTML("/", page("Home"))
+	r := audit(t, e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 1, www.Count("/www-sitemap.xml"), "the twin's sitemap is read")
+	assert.Equal(t, 1, www.Count("/listed"), "and its URLs crawled")
+	for _, path := range apex.Paths() {
+		assert.False(t, strings.HasPrefix(path, "/private/"), "a sitemap disallowed by robots.txt is not fetched: %s", path)
+	}
+	assert.Equal(t, 0, apex.Count("/hidden"))
+	assert.Empty(t, other.Paths(), "a sitemap URL on another site is not requested")
+	assert.Equal(t, []string{"sitemap"}, r.strs(t, `SELECT source FROM pages WHERE url = 'http://www.shop.test/listed'`))
+}
+
+// Ctrl-C while a sitemap is being fetched: the crawl is interrupted, and the sitemap cut short is not a
+// sitemap_error (nor a sitemaps row): an interrupt is not a defect of the site.
+func TestInterruptDuringSitemapIsNoSitemapError(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("Sitemap: http://shop.test/a.xml\nSitemap: http://shop.test/b.xml\n")
+	s.Page("/a.xml", "application/xml", urlset("http://shop.test", "/x"))
+	ctx, cancel := contextWithCancel(t)
+	s.Handle("/b.xml", func(w http.ResponseWriter, r *http.Request) {
+		cancel() // Ctrl-C while this sitemap is being fetched
+		<-r.Context().Done()
+	})
+	s.HTML("/", page("Home"))
+	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "http://shop.test/")
+	require.Equal(t, exitFailure, r.code, r)
+	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
+	assert.Zero(t, r.kinds(t)[kSitemapError], "%v", r.kinds(t))
+	assert.Empty(t, r.strs(t, `SELECT url FROM sitemaps WHERE error IS NOT NULL`))
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -20,7 +22,7 @@ CREATE TABLE IF NOT EXISTS crawls (
 	id            INTEGER PRIMARY KEY,
 	start_url     TEXT NOT NULL,
 	user_agent    TEXT NOT NULL,
-	robots_token  TEXT NOT NULL,
+	robots_token  TEXT NOT NULL,          -- robots.txt product tokens in order of preference, comma-separated
 	started_at    TEXT NOT NULL,
 	finished_at   TEXT,
 	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
@@ -42,8 +44,9 @@ CREATE TABLE IF NOT EXISTS pages (
 	found_on          TEXT,               -- the page it was first found on ('' = start page / sitemap)
 	source            TEXT NOT NULL,      -- start | link | sitemap | redirect
 	content_type      TEXT,
-	response_ms       REAL,               -- total time of the last attempt incl. body
-	ttfb_ms           REAL,
+	response_ms       REAL,               -- the server's time for the final request: ttfb_ms plus the download of the body
+	                                      -- (never time waiting at the politeness gate, for robots.txt or between retries)
+	ttfb_ms           REAL,               -- final request: sent -> response headers
 	bytes             INTEGER,
 	truncated         INTEGER NOT NULL DEFAULT 0,
 	attempts          INTEGER,            -- requests sent for it: retries and redirect hops included
@@ -200,11 +203,17 @@ type store struct {
 
 	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
 	insLink *sql.Stmt
-	ops     chan func(*sql.Tx) error
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	err     error // first write error
-	closing sync.Once
+	// the frontier's queue (queue.go)
+	insQueue, ackQueue *sql.Stmt
+	ops                chan func(*sql.Tx) error
+	wg                 sync.WaitGroup
+	mu                 sync.Mutex
+	err                error // first write error
+	closing            sync.Once
+	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
+	// kept current for a resume).
+	onCommit func(*sql.Tx) error
+	after    []func() // afterCommit's functions of the batch being written; the writer's own
 }
 
 const batchMax = 1000
@@ -217,11 +226,26 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	}
 	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, schema+renderSchema); err != nil {
+	if _, err := db.ExecContext(ctx, schema+renderSchema+resumeSchema); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return &store{db: db}, nil
+}
+
+// openError says why the database file could not be opened in the operating system's words ("permission
+// denied", "is a directory") with the path: SQLite itself only says "unable to open database file (14)".
+func openError(path string, err error) error {
+	f, oerr := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if oerr == nil {
+		f.Close()
+		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	var pe *fs.PathError
+	if errors.As(oerr, &pe) {
+		oerr = pe.Err // the path is said once, first
+	}
+	return fmt.Errorf("database %s: %w", path, oerr)
 }
 
 func fmtTime(t time.Time) any {
@@ -266,10 +290,21 @@ func (s *store) beginCrawl(ctx context.Context, c crawlInfo) error {
 	if s.crawlID, err = res.LastInsertId(); err != nil {
 		return err
 	}
+	return s.startWriter(ctx)
+}
+
+// startWriter prepares the statements of the writer and starts it, for crawl s.crawlID.
+func (s *store) startWriter(ctx context.Context) (err error) {
 	if s.insPage, err = s.db.PrepareContext(ctx, insertPage); err != nil {
 		return err
 	}
 	if s.insLink, err = s.db.PrepareContext(ctx, insertLink); err != nil {
+		return err
+	}
+	if s.insQueue, err = s.db.PrepareContext(ctx, insertQueue); err != nil {
+		return err
+	}
+	if s.ackQueue, err = s.db.PrepareContext(ctx, ackQueue); err != nil {
 		return err
 	}
 	s.ops = make(chan func(*sql.Tx) error, 4096)
@@ -297,7 +332,19 @@ func (s *store) writer() {
 		if err := s.commit(batch); err != nil {
 			s.setErr(err)
 		}
+		for _, f := range s.after {
+			f()
+		}
+		s.after = s.after[:0]
 	}
+}
+
+// afterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
+func (s *store) afterCommit(fn func()) {
+	s.enqueue(func(*sql.Tx) error {
+		s.after = append(s.after, fn)
+		return nil
+	})
 }
 
 func (s *store) commit(batch []func(*sql.Tx) error) error {
@@ -308,6 +355,12 @@ func (s *store) commit(batch []func(*sql.Tx) error) error {
 	}
 	for _, op := range batch {
 		if err := op(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if s.onCommit != nil {
+		if err := s.onCommit(tx); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -345,7 +398,7 @@ func (s *store) flush() error {
 
 func (s *store) close() error {
 	err := s.flush()
-	for _, st := range []*sql.Stmt{s.insPage, s.insLink} {
+	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
 		if st != nil {
 			st.Close()
 		}

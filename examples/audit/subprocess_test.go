@@ -15,5 +15,9 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"audit"}, strings.Split(args, "\x1f")...)
 		main() // exits
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if benchCrawls.dir != "" {
+		os.RemoveAll(benchCrawls.dir) // the crawls the report benchmarks cached
+	}
+	os.Exit(code)
 }

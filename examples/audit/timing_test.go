@@ -308,3 +308,46 @@ func TestRobotsTimeoutIsOffLimits(t *testing.T) {
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
 	})
 }
+
+// "One 429 anywhere in a run then slows the whole crawl": a 429 on the twin's robots.txt counts too.
+func TestTwinRobots429SlowsTheRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s, www := n.Add("shop.test"), n.Add("www.shop.test")
+		s.Robots("")
+		www.Status("/robots.txt", http.StatusTooManyRequests)
+		flatSite(s, 6, 0)
+		r := audit(t, e, "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		reqs := n.Requests()
+		require.Len(t, reqs, 10, "both robots.txt, /, 6 pages, llms.txt")
+		assert.Equal(t, "www.shop.test /robots.txt", reqs[1].Site+" "+reqs[1].Path)
+		for i := 2; i < len(reqs); i++ {
+			assert.GreaterOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 3*time.Second, "before %s", reqs[i].Path)
+		}
+		assert.Equal(t, []string{"http://www.shop.test/robots.txt"}, r.strs(t, `SELECT slowed_by FROM crawls`))
+		assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
+	})
+}
+
+// response_ms is the server's time for a page, what it took to answer the final request: never the time
+// the crawler waited at the gate (2 s between requests here), for robots.txt, or between retries.
+func TestResponseTimeIsTheServersTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s := n.Add("shop.test")
+		s.Robots("")
+		s.Route("/", testsite.Response{Body: page("Home", "/a", "/b"), ContentType: "text/html", Delay: 150 * time.Millisecond})
+		s.Route("/a", testsite.Response{Body: page("A"), ContentType: "text/html", Delay: 40 * time.Millisecond})
+		s.Route("/b", testsite.Response{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}}},
+			testsite.Response{Body: page("B"), ContentType: "text/html", Delay: 70 * time.Millisecond})
+		r := audit(t, e, "-gap", "2s", "-concurrency", "1", "http://shop.test/")
+		require.Equal(t, exitOK, r.code, r)
+		assert.Equal(t, []string{
+			"http://shop.test/ 150.0 150.0",
+			"http://shop.test/a 40.0 40.0",
+			"http://shop.test/b 70.0 70.0",
+		}, r.strs(t, `SELECT url || ' ' || response_ms || ' ' || ttfb_ms FROM pages ORDER BY url`))
+		assert.Equal(t, 2, s.Count("/b"), "retried once")
+	})
+}

@@ -31,9 +31,9 @@ func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 	db := tempDB(t)
 	page := s.URL() + "/p"
 	e := env{anyGap: true} // the real base transport, as the command uses it
-	code, _, errOut := cli(t, e, "track", "-db", db, page)
+	code, _, errOut := cli(t, e, "track", "-db", db, "-allow-private", page)
 	require.Equal(t, exitOK, code, errOut)
-	code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "0s")
+	code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "0s", "-allow-private")
 	require.Equal(t, exitOK, code, "%s\n%s", out, errOut)
 
 	heads := s.Heads()
@@ -45,4 +45,16 @@ func TestXAgentHeaderSpelledAsThePageSaysOnTheWire(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(strings.ToLower(h), "\r\nx-agent:"), "one X-AGENT header only:\n%s", h)
 		assert.Contains(t, h, "\r\nUser-Agent: "+defaultUserAgent+"\r\n", h)
 	}
+}
+
+// The default identity is the one the 2-UAcomBot page publishes, compared
+// with the page's text written out here, not with the constant itself.
+func TestDefaultUserAgentIsThePublishedOne(t *testing.T) {
+	const published = "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)"
+	assert.Equal(t, published, defaultUserAgent)
+	code, _, errOut := cli(t, env{}, "run", "-h")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, errOut, `(default "`+published+`")`)
+	assert.Equal(t, "2-UAcomBot", productToken(defaultUserAgent))
+	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -43,9 +45,19 @@ func cli(t *testing.T, e env, args ...string) (int, string, string) {
 
 func cliCtx(t *testing.T, ctx context.Context, e env, args ...string) (int, string, string) {
 	t.Helper()
+	if e.transport == nil && e.lookup == nil {
+		e.lookup = noDNS
+	}
 	var out, errOut bytes.Buffer
 	code := runEnv(ctx, args, &out, &errOut, e)
 	return code, out.String(), errOut.String()
+}
+
+// noDNS is the resolver of tests that use the real transport: it knows no
+// name, so no test sends a DNS query off this machine (test sites are
+// reached by -resolve or by their loopback address).
+func noDNS(_ context.Context, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host (tests do not use DNS)", Name: host, IsNotFound: true}
 }
 
 func tempDB(t *testing.T) string { return filepath.Join(t.TempDir(), "monitor.db") }
@@ -113,7 +125,8 @@ func TestTrackUntrackStatus(t *testing.T) {
 	code, out, _ = cli(t, e, "status", "-db", db)
 	require.Equal(t, exitOK, code)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
+	assert.Equal(t, "2 pages tracked, 0 snapshots; conditional GET: 0 answered 304 not modified, 0 B not downloaded again", lines[2])
 	assert.Equal(t, "http://example.org/  last check: never  next due: now  not checked yet", lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "https://example.com/a  "), lines[1])
 
@@ -148,16 +161,30 @@ func TestCanonicalURL(t *testing.T) {
 		"http://example.com:8080/":        "http://example.com:8080/",
 		"http://[::1]:80/x":               "http://[::1]/x",
 		"  https://a.example/ ":           "https://a.example/",
+		"example.com":                     "https://example.com/", // a bare host with a dot, as the audit reads it
+		"Shop.Example/pricing?x=1":        "https://shop.example/pricing?x=1",
 	} {
 		got, err := canonicalURL(in)
 		if assert.NoError(t, err, in) {
 			assert.Equal(t, want, got, in)
 		}
 	}
-	for _, bad := range []string{"", "example.com", "mailto:a@b.c", "http://user:pw@example.com/", "http://example.com:99999/", "http:///x", strings.Repeat("a", 9000)} {
+	for _, bad := range []string{"", "notaurl", "localhost", "/pricing", "mailto:a@b.c", "http://user:pw@example.com/", "http://example.com:99999/", "http:///x", strings.Repeat("a", 9000)} {
 		_, err := canonicalURL(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// The monitor takes the same start URLs as the audit (urlnorm.StartURL):
+// "notaurl" is a usage error naming it, a bare host with a dot is https.
+func TestTrackValidatesURLsLikeTheAudit(t *testing.T) {
+	db := tempDB(t)
+	code, _, errOut := cli(t, env{}, "track", "-db", db, "notaurl")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `bad URL "notaurl"`)
+	code, out, errOut := cli(t, env{}, "track", "-db", db, "example.com")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "tracking https://example.com/ every 6h\n", out)
 }
 
 func TestResolveFlag(t *testing.T) {

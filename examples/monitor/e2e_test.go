@@ -353,7 +353,11 @@ func TestReportAfterRunsShowsChangesAndOmitsBlocked(t *testing.T) {
     title: "Pricing" -> "Pricing plans"
     meta_description: "About Pricing" -> "About Pricing plans"
     h1: "Pricing" -> "Pricing plans"
-    content_hash: `, out[:strings.Index(out, "content_hash: ")+len("content_hash: ")])
+    text: 1 word added, 0 removed
+      Pricing{+ plans+} ¶ second ¶ cheap
+    word_count: "3" -> "4"
+`, out, "the content change is a word diff, never two hashes")
+	assert.NotContains(t, out, "content_hash")
 	assert.NotContains(t, out, "secret")
 }
 
@@ -420,7 +424,14 @@ func TestResolveFlagReachesLoopbackSite(t *testing.T) {
 	for host, addr := range h.net.Resolve() {
 		args = append(args, "-resolve", strings.TrimSuffix(host, ":80")+":80:"+addr)
 	}
+	// Without -allow-private the loopback address is refused before any
+	// connection; with it, -resolve reaches the site.
 	code, out, errOut := cli(t, e, append([]string{"run", "-db", h.db, "-gap", "0s"}, args...)...)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "error   http://a.test/: refused: a.test resolves to 127.0.0.1, a loopback address")
+	assert.Equal(t, 0, s.Total(), "not even robots.txt was requested")
+	h.clk.Advance(6 * time.Hour)
+	code, out, errOut = cli(t, e, append([]string{"run", "-db", h.db, "-gap", "0s", "-allow-private"}, args...)...)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "ok      http://a.test/: HTTP 200")
 	assert.Equal(t, 1, s.Count("/"))

@@ -12,6 +12,14 @@
 // re-checked after five minutes; 404 and 410 mean no rules. Pages of one host
 // are fetched one at a time with a gap of at least one second.
 //
+// Every connection is checked at dial time against internal addresses
+// (loopback, private, link-local, CGNAT...), so neither a visitor of the free
+// tool nor a redirect can point the monitor into the local network;
+// -allow-private turns the check off. Snapshots are conditional GETs once a
+// page has sent validators; a 304 is recorded as an unchanged snapshot. The
+// visible text of each snapshot is stored (compressed, capped) so a change of
+// content reads as a word diff.
+//
 // Usage:
 //
 //	monitor track   -db PATH [-interval 6h] URL...
@@ -20,10 +28,15 @@
 //	monitor watch   -db PATH          the same in a loop until Ctrl-C
 //	monitor report  -db PATH [-since DURATION]
 //	monitor status  -db PATH
+//	monitor check   [-db PATH] URL    the free tool: one polite check, printed as a card
+//	monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]
 //
-// Common flags: -user-agent, -timeout (15s), -resolve HOST:PORT:ADDR
-// (repeatable). The proxy environment (HTTPS_PROXY, NO_PROXY, ...) is
-// honoured. Exit status: 0 success, 2 usage error, 1 failure.
+// serve is the web dashboard, page history, free tool and JSON API
+// (README.md in this directory is the manual). Common flags: -user-agent,
+// -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private,
+// -log FILE (decision events of every component as JSON lines). The
+// proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
+// 0 success, 2 usage error, 1 failure.
 package main
 
 import (
@@ -32,7 +45,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -89,6 +105,20 @@ type env struct {
 	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
 	// anyGap lets benchmarks set -gap below the one-second floor.
 	anyGap bool
+	// lookup replaces DNS for the address guard and the guarded dialer
+	// (tests map names to addresses such as 10.0.0.1); nil: the system's.
+	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
+	// dialControl runs in the dialer's Control hook after the guard, on the
+	// address about to be connected (tests record and refuse there).
+	dialControl func(network, address string, c syscall.RawConn) error
+	// guardExempt lets the guard pass exact addresses (tests' loopback
+	// servers) while it refuses everything else internal.
+	guardExempt func(netip.AddrPort) bool
+	// listening, when set, is told the server's address once it listens.
+	listening func(addr string)
+	// logger receives the decision events of every component; -log FILE
+	// sets it.
+	logger *slog.Logger
 }
 
 func (e env) clock() func() time.Time {
@@ -134,7 +164,11 @@ const usageText = `usage:
   monitor watch   -db PATH [-gap 1s] [-parallel 8]
   monitor report  -db PATH [-since DURATION]
   monitor status  -db PATH
-common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable)
+  monitor check   [-db PATH] URL        the free tool: one polite check, prints the response card
+  monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]   dashboard, free tool and JSON API
+common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable),
+  -allow-private (track, run, watch, check, serve: allow internal addresses),
+  -log FILE (run, watch, check, serve: decision events as JSON lines)
 run "monitor COMMAND -h" for the flags of one command
 `
 
@@ -146,7 +180,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {
-	case "track", "untrack", "run", "watch", "report", "status":
+	case "track", "untrack", "run", "watch", "report", "status", "serve", "check":
 		err = command(ctx, cmd, rest, stdout, stderr, e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
@@ -180,6 +214,15 @@ type options struct {
 	since     time.Duration
 	gap       time.Duration
 	parallel  int
+	// allowPrivate turns the SSRF guard off.
+	allowPrivate bool
+	// logFile receives decision events as JSON lines (-log).
+	logFile string
+	// serve
+	addr       string
+	watch      bool
+	checkRate  float64 // free-tool checks per minute per client IP
+	checkBurst int
 }
 
 // resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.
@@ -202,18 +245,39 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	o := options{resolve: resolveFlag{}}
 	fs := flag.NewFlagSet("monitor "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.db, "db", "", "path of the SQLite database (created if missing)")
+	dbHelp := "path of the SQLite database (created if missing)"
+	switch cmd {
+	case "status", "report":
+		dbHelp = "path of the SQLite database (must exist)"
+	case "check":
+		dbHelp = "optional: a monitor database whose robots.txt cache to use and update (must exist)"
+	}
+	fs.StringVar(&o.db, "db", "", dbHelp)
 	fs.StringVar(&o.userAgent, "user-agent", defaultUserAgent, "User-Agent of every request; its product token is matched in robots.txt")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Second, "timeout of one request")
 	fs.Var(o.resolve, "resolve", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
+	switch cmd {
+	case "track", "run", "watch", "serve", "check":
+		fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow fetching loopback, private, link-local and other internal addresses (off: refused before connecting)")
+	}
+	switch cmd {
+	case "run", "watch", "serve", "check":
+		fs.StringVar(&o.logFile, "log", "", "append every decision (robots.txt, queue, gate waits, redirects, retries) to FILE as JSON lines (slog, Debug level)")
+	}
 	switch cmd {
 	case "track":
 		fs.DurationVar(&o.interval, "interval", minInterval, "time between two snapshots of a page (minimum 6h)")
 	case "report":
 		fs.DurationVar(&o.since, "since", 0, "only changes found in this recent period (0: all)")
-	case "run", "watch":
+	case "run", "watch", "serve", "check":
 		fs.DurationVar(&o.gap, "gap", minGap, "pause between two requests to one host (minimum 1s)")
 		fs.IntVar(&o.parallel, "parallel", 8, "hosts fetched at the same time")
+	}
+	if cmd == "serve" {
+		fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (loopback by default: binding elsewhere exposes the free tool)")
+		fs.BoolVar(&o.watch, "watch", false, "also take due snapshots in this process (the scheduler of watch)")
+		fs.Float64Var(&o.checkRate, "check-rate", 10, "free-tool checks per minute per client IP")
+		fs.IntVar(&o.checkBurst, "check-burst", 3, "free-tool checks a client IP may make at once before the rate applies")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -221,7 +285,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		return &usageError{err.Error()}
 	}
-	if o.db == "" {
+	if o.db == "" && cmd != "check" {
 		return usagef("-db PATH is required")
 	}
 	if o.timeout <= 0 {
@@ -232,9 +296,12 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	}
 	var urls []string
 	switch cmd {
-	case "track", "untrack":
+	case "track", "untrack", "check":
 		if fs.NArg() == 0 {
 			return usagef("no URL given")
+		}
+		if cmd == "check" && fs.NArg() > 1 {
+			return usagef("check takes one URL, got %d", fs.NArg())
 		}
 		for _, raw := range fs.Args() {
 			u, err := canonicalURL(raw)
@@ -243,8 +310,10 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			}
 			urls = append(urls, u)
 		}
-		if cmd == "track" && o.interval < minInterval {
-			return usagef("-interval %s is below the minimum of %s", fmtDuration(o.interval), fmtDuration(minInterval))
+		if cmd == "track" {
+			if err := validInterval(o.interval); err != nil {
+				return &usageError{err.Error()}
+			}
 		}
 	default:
 		if fs.NArg() > 0 {
@@ -254,22 +323,58 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	if cmd == "report" && o.since < 0 {
 		return usagef("-since must not be negative, got %v", o.since)
 	}
-	if (cmd == "run" || cmd == "watch") && !e.anyGap && o.gap < minGap {
-		return usagef("-gap %s is below the minimum of %s", fmtDuration(o.gap), fmtDuration(minGap))
+	switch cmd {
+	case "run", "watch", "serve", "check":
+		if !e.anyGap && o.gap < minGap {
+			return usagef("-gap %s is below the minimum of %s", fmtDuration(o.gap), fmtDuration(minGap))
+		}
+		if o.parallel < 1 || o.parallel > maxParallel {
+			return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
+		}
 	}
-	if (cmd == "run" || cmd == "watch") && (o.parallel < 1 || o.parallel > maxParallel) {
-		return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
+	if cmd == "serve" {
+		if o.checkRate <= 0 || o.checkBurst < 1 {
+			return usagef("-check-rate must be positive and -check-burst at least 1")
+		}
+		if _, _, err := net.SplitHostPort(o.addr); err != nil {
+			return usagef("-addr %q: want HOST:PORT (%v)", o.addr, err)
+		}
 	}
 
-	st, err := openStore(ctx, o.db)
-	if err != nil {
-		return err
+	if o.logFile != "" {
+		f, err := os.OpenFile(o.logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("-log: %w", err)
+		}
+		defer f.Close()
+		e.logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	defer st.Close()
+
+	var st *store
+	if o.db != "" {
+		// Read-only commands never create a database.
+		readOnly := cmd == "status" || cmd == "report" || cmd == "check"
+		var err error
+		st, err = openStore(ctx, o.db, readOnly)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+	}
 	now := e.clock()
 
 	switch cmd {
 	case "track":
+		m, err := newMonitor(st, o, e)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		for _, u := range urls {
+			if err := m.guard.checkURL(ctx, u); err != nil {
+				return &usageError{fmt.Sprintf("%s: %v", u, err)}
+			}
+		}
 		if err := st.track(ctx, urls, o.interval, now()); err != nil {
 			return err
 		}
@@ -295,6 +400,22 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		return writeReport(ctx, st, stdout, now(), o.since)
 	case "status":
 		return writeStatus(ctx, st, stdout, now(), productToken(o.userAgent))
+	case "check":
+		m, err := newMonitor(st, o, e)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		tool, err := newFreeTool(m)
+		if err != nil {
+			return err
+		}
+		c := tool.check(ctx, urls[0])
+		writeCard(stdout, c)
+		if c.Error != "" {
+			return errors.New(c.Error)
+		}
+		return nil
 	case "run":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
@@ -302,7 +423,11 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		sum, err := m.runOnce(ctx, stdout)
-		fmt.Fprintln(stdout, sum)
+		line := sum.String()
+		if sum.Due == 0 && err == nil {
+			line += m.nextDueText(ctx)
+		}
+		fmt.Fprintln(stdout, line)
 		if err != nil {
 			return err
 		}
@@ -317,8 +442,38 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		return m.watch(ctx, stdout, e.sleeper())
+	case "serve":
+		m, err := newMonitor(st, o, e)
+		if err != nil {
+			return err
+		}
+		defer m.close()
+		return serve(ctx, m, e, stdout, stderr)
 	}
 	return usagef("unknown command %q", cmd)
+}
+
+// validInterval is the one check of a snapshot interval, for the CLI and
+// the web form alike.
+func validInterval(d time.Duration) error {
+	if d < minInterval {
+		return fmt.Errorf("-interval %s is below the minimum of %s", fmtDuration(d), fmtDuration(minInterval))
+	}
+	return nil
+}
+
+// nextDueText tells, after a run with nothing due, when something will be.
+func (m *monitor) nextDueText(ctx context.Context) string {
+	next, ok, err := m.st.nextDue(ctx)
+	switch {
+	case err != nil:
+		return ""
+	case !ok:
+		return "; no pages tracked (add some with: monitor track -db " + m.o.db + " URL)"
+	default:
+		in := next.Sub(m.now()).Round(time.Second)
+		return fmt.Sprintf("; next page due at %s (in %s)", fmtShort(next), fmtDuration(max(in, 0)))
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -330,17 +485,19 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// canonicalURL checks that raw is an absolute http(s) URL and returns it in
-// the one form stored in the database (internal/urlnorm: lower-case scheme
-// and host, no default port, no fragment, "/" for an empty path), which is
-// also the form the frontier hands back.
+// canonicalURL checks a URL typed by a person (track, untrack, check, the
+// web forms) with the start-URL rules the audit uses too
+// (urlnorm.StartURL: an absolute http(s) URL, or a bare host name with a
+// dot, read as https://host/) and returns it in the one form stored in the
+// database (lower-case scheme and host, no default port, no fragment, "/"
+// for an empty path), which is also the form the frontier hands back.
 func canonicalURL(raw string) (string, error) {
 	if len(raw) > maxURLLen {
 		return "", fmt.Errorf("URL longer than %d bytes (starts %.60q)", maxURLLen, raw)
 	}
-	n, err := urlnorm.Normalize(raw)
+	n, err := urlnorm.StartURL(raw)
 	if err != nil {
-		return "", fmt.Errorf("bad URL %q: want an absolute http:// or https:// URL (%v)", raw, err)
+		return "", fmt.Errorf("bad URL %q: want an absolute http:// or https:// URL, or a host name such as example.com (%v)", raw, err)
 	}
 	if u, err := url.Parse(n); err != nil || u.User != nil {
 		return "", fmt.Errorf("bad URL %q: want http(s)://host/path without user info", raw)

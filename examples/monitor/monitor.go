@@ -1,13 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,36 +16,93 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
+	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/frontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/robots"
 )
 
 // monitor takes the snapshots that are due, politely.
 type monitor struct {
-	st     *store
-	o      options
-	now    func() time.Time
+	st  *store // nil for `check` without -db
+	o   options
+	now func() time.Time
+	// token is the product token of the configured user agent, named in
+	// the banner; tokens are the ones robots.txt is asked about, in order:
+	// the user agent's own, then 2-UAcomBot, which the monitor answers to
+	// whatever -user-agent says (rules site owners wrote for the published
+	// bot keep working).
 	token  string
+	tokens []string
 	header http.Header
 	base   http.RoundTripper
+	guard  *guard
+	// logger receives every component's decision events (-log FILE);
+	// nil is silent.
+	logger *slog.Logger
+	// hostGate is the process's one per-host limit (one request at a time
+	// per host, -gap apart), passed by every request of every run and of
+	// the free tool, so `serve -watch` never sends a host a check and a
+	// snapshot closer together than a run alone would.
+	hostGate *frontier.Frontier
 }
 
+// bothGates passes a run's own gate, then the process's host gate.
+type bothGates struct{ run, host fetch.Gate }
+
+func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
+	rel1, err := g.run.Acquire(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	rel2, err := g.host.Acquire(ctx, u)
+	if err != nil {
+		rel1()
+		return nil, err
+	}
+	return func() { rel2(); rel1() }, nil
+}
+
+// publishedToken is the product token of the 2-UAcomBot page.
+const publishedToken = "2-UAcomBot"
+
 func newMonitor(st *store, o options, e env) (*monitor, error) {
+	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt, mapped: map[string]string{}}
+	for k, v := range o.resolve {
+		g.mapped[strings.ToLower(k)] = v
+	}
 	base := e.transport
 	if base == nil {
-		base = fetch.NewBaseTransport(o.resolve)
+		base = g.baseTransport(e.dialControl)
+	}
+	hcfg := frontier.DefaultConfig()
+	hcfg.MaxInFlight = maxParallel
+	hcfg.Gap = 0
+	hcfg.PerHostInFlight = 1
+	hcfg.PerHostGap = o.gap
+	hcfg.Now = e.clock()
+	hcfg.Logger = e.logger
+	hostGate, err := frontier.New(hcfg)
+	if err != nil {
+		return nil, err
+	} else if e.lookup == nil {
+		// A scripted test network resolves its own names: the name check
+		// has nothing to look up.
+		g.allowPrivate = true
 	}
 	return &monitor{
-		st:    st,
-		o:     o,
-		now:   e.clock(),
-		token: robots.ProductToken(o.userAgent),
+		st:     st,
+		o:      o,
+		now:    e.clock(),
+		token:  robots.ProductToken(o.userAgent),
+		tokens: robots.Tokens(o.userAgent, publishedToken),
+		logger: e.logger,
 		// X-AGENT: 2-UA, spelled as the page says: fetch sends header names
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
-		header: http.Header{"X-AGENT": {"2-UA"}},
-		base:   base,
+		header:   http.Header{"X-AGENT": {"2-UA"}},
+		base:     condTransport{base: base},
+		guard:    g,
+		hostGate: hostGate,
 	}, nil
 }
 
@@ -53,6 +110,46 @@ func (m *monitor) close() {
 	if c, ok := m.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// newClient returns the polite client and robots cache of one run (or of
+// the free tool), passing gate before every request, robots.txt included.
+func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any)) (*fetch.Client, *robots.Cache) {
+	client := &fetch.Client{
+		UserAgent:    m.o.userAgent,
+		Header:       m.header,
+		RobotsTokens: m.tokens,
+		Timeout:      m.o.timeout,
+		Gate:         gate,
+		Policy:       backoff.Default(),
+		Transport:    m.base,
+		Now:          m.now,
+		Logger:       m.logger,
+		// Each redirect target is checked before its robots.txt is asked
+		// for: a site must not steer the monitor to an internal address
+		// (the dial hook would refuse it too, but less clearly).
+		CheckRedirect: func(next *url.URL, _ []fetch.Hop) error {
+			return m.guard.checkURL(context.Background(), next.String())
+		},
+	}
+	// robots.txt requests go through the same gate and carry the same
+	// identity as page requests. The timeout is the transport's, which
+	// starts when the gate admits the request, not while it waits its turn.
+	rc := &robots.Cache{
+		Client:  &http.Client{Transport: client.PoliteTransport()},
+		TTL:     robotsTTL,
+		Recheck: robotsRecheck,
+		Now:     m.now,
+		Logger:  m.logger,
+	}
+	if m.st != nil {
+		rc.Store = robotsStore{m.st}
+		// A store failure only costs a refetch, but the one-hour promise
+		// depends on the store: say so.
+		rc.OnStoreError = func(err error) { warn("warning: robots_cache: %v\n", err) }
+	}
+	client.Robots = rc
+	return client, rc
 }
 
 // outcomeBusy: another monitor process on the same database holds the page.
@@ -107,6 +204,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	cfg.PerHostInFlight = 1
 	cfg.PerHostGap = m.o.gap
 	cfg.Now = m.now
+	cfg.Logger = m.logger
 	gate, err := frontier.New(cfg)
 	if err != nil {
 		return sum, err
@@ -119,30 +217,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 		mu.Unlock()
 	}
 
-	client := &fetch.Client{
-		UserAgent:    m.o.userAgent,
-		Header:       m.header,
-		RobotsTokens: []string{m.token},
-		Timeout:      m.o.timeout,
-		Gate:         gate,
-		Policy:       backoff.Default(),
-		Transport:    m.base,
-		Now:          m.now,
-	}
-	// robots.txt requests go through the same gate and carry the same
-	// identity as page requests. The timeout is the transport's, which
-	// starts when the gate admits the request, not while it waits its turn.
-	rc := &robots.Cache{
-		Client:  &http.Client{Transport: client.PoliteTransport()},
-		TTL:     robotsTTL,
-		Recheck: robotsRecheck,
-		Store:   robotsStore{m.st},
-		// A store failure only costs a refetch, but the one-hour promise
-		// depends on the store: say so.
-		OnStoreError: func(err error) { printf("warning: robots_cache: %v\n", err) },
-		Now:          m.now,
-	}
-	client.Robots = rc
+	client, rc := m.newClient(bothGates{run: gate, host: m.hostGate}, printf)
 
 	byURL := make(map[string]page, len(due))
 	for _, p := range due {
@@ -232,34 +307,18 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	} else if !ok {
 		return outcomeBusy, fmt.Sprintf("skipped %s: being checked by another monitor process", p.URL), nil
 	}
-	v, err := rc.Check(ctx, m.token, p.URL)
+	prev, _, err := m.st.lastGood(wctx, p.URL)
 	if err != nil {
-		if ctx.Err() != nil {
-			return "", "", m.st.release(wctx, p.URL)
-		}
-		sn := &snapshot{PageURL: p.URL, TakenAt: start, Error: err.Error()}
-		return outcomeError, fmt.Sprintf("error   %s: %v", p.URL, err), m.st.saveSnapshot(wctx, sn)
+		return "", "", errors.Join(err, m.st.release(wctx, p.URL))
 	}
-	switch v.Outcome {
-	case robots.Unreachable:
-		// A temporary disallow: nothing is fetched, nothing stored as a
-		// snapshot, the page stays due and is retried after the re-check.
-		retry := v.RecheckAt
-		if retry.IsZero() || !retry.After(start) {
-			retry = start.Add(robotsRecheck)
-		}
-		detail := fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), fmtShort(retry))
-		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), m.st.deferPage(wctx, p.URL, start, retry, detail)
-	case robots.Disallowed:
-		sn := &snapshot{PageURL: p.URL, TakenAt: start, Blocked: true, RobotsRule: v.Decision.String()}
-		return outcomeBlocked, fmt.Sprintf("blocked %s: %s", p.URL, sn.RobotsRule), m.st.saveSnapshot(wctx, sn)
-	}
-
-	res, err := client.Get(ctx, p.URL)
-	if err != nil && ctx.Err() != nil {
+	sn, interrupted := m.take(ctx, rc, client, p.URL, start, prev)
+	if interrupted {
 		return "", "", m.st.release(wctx, p.URL)
 	}
-	sn := snapshotOf(p.URL, start, res, err)
+	if sn.waitUntil != nil {
+		detail := sn.waitDetail
+		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail)
+	}
 	oc, detail := sn.outcome()
 	var line string
 	switch oc {
@@ -270,7 +329,83 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	default:
 		line = fmt.Sprintf("error   %s: %s", p.URL, detail)
 	}
-	return oc, line, m.st.saveSnapshot(wctx, sn)
+	return oc, line, m.st.saveSnapshot(wctx, &sn.snapshot)
+}
+
+// taken is one check's result: a snapshot to store, or (waitUntil set) a
+// temporary disallow because robots.txt was unreachable.
+type taken struct {
+	snapshot
+	waitUntil  *time.Time
+	waitDetail string
+}
+
+// take does one check of pageURL, the same for a scheduled snapshot and the
+// free tool: the address guard, robots.txt, then (if allowed) one polite GET,
+// conditional on prev's validators. interrupted means ctx ended first and
+// nothing should be recorded.
+func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot) (*taken, bool) {
+	t := &taken{snapshot: snapshot{PageURL: pageURL, TakenAt: start}}
+	if err := m.guard.checkURL(ctx, pageURL); err != nil {
+		t.Error = err.Error()
+		return t, false
+	}
+	v, err := rc.CheckAs(ctx, m.tokens, pageURL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true
+		}
+		t.Error = err.Error()
+		return t, false
+	}
+	switch v.Outcome {
+	case robots.Allowed:
+	case robots.Unreachable:
+		if errors.Is(v.Err, errForbiddenAddress) {
+			// The dial hook refused robots.txt's address: that is the
+			// answer, not a temporary outage.
+			t.Error = forbiddenCause(v.Err).Error()
+			return t, false
+		}
+		// A temporary disallow: nothing is fetched, nothing stored as a
+		// snapshot, the page stays due and is retried after the re-check.
+		retry := v.RecheckAt
+		if retry.IsZero() || !retry.After(start) {
+			retry = start.Add(robotsRecheck)
+		}
+		t.waitUntil = &retry
+		t.waitDetail = fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), fmtShort(retry))
+		return t, false
+	case robots.Disallowed:
+		t.Blocked, t.RobotsRule = true, v.Decision.String()
+		return t, false
+	default:
+		// Unknown: never read as allowed.
+		t.Error = "robots.txt: no answer: " + v.String()
+		return t, false
+	}
+
+	var cond *validators
+	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
+		cond = &validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
+	}
+	fctx, info := withFetchInfo(ctx, cond)
+	res, err := client.Get(fctx, pageURL)
+	if err != nil && ctx.Err() != nil {
+		return nil, true
+	}
+	t.snapshot = *snapshotOf(pageURL, start, res, err, info, prev)
+	return t, false
+}
+
+// forbiddenCause digs the guard's refusal out of a wrapped error chain, for
+// a message that starts with it.
+func forbiddenCause(err error) error {
+	var fe *forbiddenError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return err
 }
 
 func robotsCause(v robots.Verdict) string {
@@ -285,8 +420,10 @@ func robotsCause(v robots.Verdict) string {
 
 // snapshotOf turns a fetch result into a snapshot. A redirect into a path
 // robots.txt disallows is a blocked snapshot: the page's content was not
-// fetched because of robots.txt.
-func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error) *snapshot {
+// fetched because of robots.txt. A 304 to a conditional GET carries prev's
+// fields over and is flagged NotModified. info says whether validators were
+// sent (nil: none).
+func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *exchangeInfo, prev *snapshot) *snapshot {
 	sn := &snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
 	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
@@ -298,42 +435,65 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error) *sna
 		return sn
 	}
 	if err != nil {
-		sn.Error = err.Error()
+		if errors.Is(err, errForbiddenAddress) {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, forbiddenCause(err))
+		} else {
+			sn.Error = err.Error()
+		}
 	}
 	if res == nil {
 		return sn
 	}
 	sn.Status = res.Status
 	sn.FinalURL = res.FinalURL
-	sn.ResponseTime = res.Total
+	// The server's time for the final request, not the waits politeness
+	// added (gate, retries, robots.txt).
+	sn.ResponseTime = res.ResponseTime()
 	for _, h := range res.Redirects {
 		sn.Redirects = append(sn.Redirects, hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
+	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.sent() {
+		// Unchanged: the page is what prev saw; only the check is new.
+		carried := *prev
+		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil
+		carried.Redirects, carried.FinalURL, carried.ResponseTime = sn.Redirects, sn.FinalURL, sn.ResponseTime
+		carried.NotModified, carried.BytesSaved = true, prev.BodyBytes
+		carried.text, carried.textOK, carried.textErr = "", false, nil
+		return &carried
+	}
+	sn.BodyBytes = int64(len(res.Body))
 	if err != nil || res.Status < 200 || res.Status > 299 {
 		return sn
 	}
-	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
-	if mt := res.MediaType(); mt == "text/html" || mt == "application/xhtml+xml" || mt == "" {
-		base, perr := url.Parse(res.FinalURL)
-		if perr == nil {
-			pg, perr := htmlx.Options{ContentType: res.ContentType}.Parse(bytes.NewReader(res.Body), base)
-			if perr == nil {
-				sn.Title = pg.Title
-				sn.MetaDescription = pg.MetaDescription
-				sn.Canonical = pg.Canonical
-				sn.MetaRobots = pg.MetaRobots
-				if len(pg.H1) > 0 {
-					sn.H1 = pg.H1[0]
-				}
-				for _, a := range pg.Hreflang {
-					sn.Hreflang = append(sn.Hreflang, alternate{Hreflang: a.Hreflang, URL: a.URL})
-				}
-				sn.ContentHash = pg.TextHash
-				sn.WordCount = pg.WordCount
-				return sn
-			}
-			sn.Error = "parse HTML: " + perr.Error()
+	sn.ETag = res.Header.Get("ETag")
+	sn.LastModified = res.Header.Get("Last-Modified")
+	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ") // page.XRobotsTag for HTML
+	pg, perr := res.Page()
+	switch {
+	case perr == nil:
+		sn.Title = pg.Title
+		sn.MetaDescription = pg.MetaDescription
+		sn.Canonical = pg.Canonical
+		sn.MetaRobots = pg.MetaRobots
+		sn.XRobotsTag = pg.XRobotsTag
+		if len(pg.H1) > 0 {
+			sn.H1 = pg.H1[0]
 		}
+		for _, a := range pg.Hreflang {
+			sn.Hreflang = append(sn.Hreflang, alternate{Hreflang: a.Hreflang, URL: a.URL})
+		}
+		sn.ContentHash = pg.TextHash
+		sn.WordCount = pg.WordCount
+		// The text is read in the encoding fetch/page settled on (its
+		// charset, BOM, <meta> and sniffing rules), so both agree.
+		ct := res.ContentType
+		if pg.Encoding != "" {
+			ct = "text/html; charset=" + pg.Encoding
+		}
+		sn.setText(visibleText(res.Body, ct))
+		return sn
+	case !errors.Is(perr, fetchpage.ErrNotHTML):
+		sn.Error = "parse HTML: " + perr.Error()
 	}
 	// Not HTML: the content hash is of the bytes themselves.
 	sum := sha256.Sum256(res.Body)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -94,5 +96,51 @@ func TestTimeoutIsRecorded(t *testing.T) {
 		assert.Equal(t, "http://a.test/slow", snaps[1].PageURL)
 		assert.Contains(t, snaps[1].Error, "timed out")
 		assert.Empty(t, snaps[1].Title)
+	})
+}
+
+// In one process (serve -watch) the free tool and the scheduler share one
+// per-host limit: a check typed while a run is taking snapshots of the same
+// host never lands closer than -gap to the run's requests.
+func TestFreeToolAndSchedulerShareTheHostGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := testsite.NewNetwork(t, testsite.InMemory)
+		s := n.Add("a.test")
+		s.Robots("User-agent: *\nAllow: /\n")
+		for _, p := range []string{"/1", "/2", "/3", "/tool"} {
+			s.Route(p, testsite.Response{ContentType: "text/html", Body: htmlPage(p, "x"), Delay: 100 * time.Millisecond})
+		}
+		db := tempDB(t)
+		e := env{transport: n.Transport()}
+		code, _, errOut := cli(t, e, "track", "-db", db, "http://a.test/1", "http://a.test/2", "http://a.test/3")
+		require.Equal(t, exitOK, code, errOut)
+
+		st := openTestStore(t, db)
+		o := options{db: db, userAgent: defaultUserAgent, timeout: 5 * time.Second, gap: 2 * time.Second, parallel: 4}
+		m, err := newMonitor(st, o, e)
+		require.NoError(t, err)
+		defer m.close()
+		tool, err := newFreeTool(m)
+		require.NoError(t, err)
+
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_, err := m.runOnce(t.Context(), io.Discard)
+			assert.NoError(t, err)
+		})
+		wg.Go(func() {
+			time.Sleep(2500 * time.Millisecond) // mid-run
+			c := tool.check(t.Context(), "http://a.test/tool")
+			assert.Equal(t, 200, c.Status, c.Error)
+		})
+		wg.Wait()
+
+		reqs := s.Requests()
+		require.GreaterOrEqual(t, len(reqs), 5, "robots.txt, three pages, the checked page")
+		assert.Equal(t, 1, s.Count("/tool"))
+		for i := 1; i < len(reqs); i++ {
+			assert.GreaterOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 2*time.Second, "%s after %s", reqs[i].Path, reqs[i-1].Path)
+		}
+		assert.Equal(t, 1, s.MaxInFlight())
 	})
 }

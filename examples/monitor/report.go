@@ -21,19 +21,24 @@ func skippedBanner(token string) string {
 	return "Latest check was skipped — robots.txt disallows " + token + " on this path."
 }
 
-// change is one field that differs between two consecutive snapshots.
+// change is one field that differs between two consecutive snapshots. For
+// the visible text, Text holds the word diff and Old/New a summary.
 type change struct {
 	Field    string
 	Old, New string
+	Text     *wordDiff
 }
 
 // diffSnapshots lists the SEO fields that differ from a to b, in a fixed
 // order. Times that always differ (taken_at, response time) are not fields.
+// A change of content is the word diff of the visible texts ("text"); for a
+// response that is not HTML, or snapshots stored before texts were, the
+// content is compared by size and hash ("content"), never shown as hashes.
 func diffSnapshots(a, b *snapshot) []change {
 	var out []change
 	add := func(field, old, new string) {
 		if old != new {
-			out = append(out, change{field, old, new})
+			out = append(out, change{Field: field, Old: old, New: new})
 		}
 	}
 	add("status", statusText(a.Status), statusText(b.Status))
@@ -46,10 +51,82 @@ func diffSnapshots(a, b *snapshot) []change {
 	add("x_robots_tag", a.XRobotsTag, b.XRobotsTag)
 	add("h1", a.H1, b.H1)
 	add("hreflang", hreflangText(a.Hreflang), hreflangText(b.Hreflang))
-	add("content_hash", a.ContentHash, b.ContentHash)
+	if a.ContentHash != b.ContentHash {
+		ta, errA := a.Text()
+		tb, errB := b.Text()
+		switch {
+		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0) && ta != tb:
+			wd := diffWords(ta, tb)
+			wd.OldCut, wd.NewCut = a.TextCut, b.TextCut
+			out = append(out, change{Field: "text", Old: fmt.Sprintf("%d words", a.WordCount),
+				New: fmt.Sprintf("%d words", b.WordCount), Text: &wd})
+		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0):
+			// Same stored text, different hash: the change is past the
+			// stored cap.
+			out = append(out, change{Field: "text", Old: "", New: "changed after the first " + fmtBytes(maxTextBytes) + " of text"})
+		case a.ContentHash != "" || b.ContentHash != "":
+			// Not HTML (or stored before texts were): no words to show, only
+			// that the bytes changed, and their size when it is known.
+			old, new := "", "changed"
+			if a.BodyBytes > 0 && b.BodyBytes > 0 {
+				old, new = fmtBytes(a.BodyBytes), fmtBytes(b.BodyBytes)
+				if old == new {
+					new += ", changed"
+				}
+			}
+			out = append(out, change{Field: "content", Old: old, New: new})
+		}
+	}
 	add("word_count", strconv.Itoa(a.WordCount), strconv.Itoa(b.WordCount))
 	add("error", a.Error, b.Error)
 	return out
+}
+
+// changesLine summarises changes in one line for the dashboard.
+func changesLine(changes []change) string {
+	parts := make([]string, 0, len(changes))
+	for _, c := range changes {
+		switch {
+		case c.Text != nil:
+			parts = append(parts, fmt.Sprintf("text +%d −%d words", c.Text.Added, c.Text.Removed))
+		case c.Field == "word_count":
+			// implied by the text change
+		case c.Field == "title" || c.Field == "h1" || c.Field == "status" || c.Field == "canonical":
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Field, quote(cut(c.Old, 60)), quote(cut(c.New, 60))))
+		default:
+			parts = append(parts, c.Field)
+		}
+	}
+	return oneLine(strings.Join(parts, "; "))
+}
+
+// words prints "1 word" or "n words".
+func words(n int) string {
+	if n == 1 {
+		return "1 word"
+	}
+	return fmt.Sprintf("%d words", n)
+}
+
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// fmtBytes prints a byte count for people: 950 B, 6.1 KB, 3.2 MB.
+func fmtBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1000)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	}
 }
 
 func statusText(s int) string {
@@ -130,6 +207,11 @@ func writeReport(ctx context.Context, st *store, w io.Writer, now time.Time, sin
 			if changes := diffSnapshots(prev, cur); len(changes) > 0 {
 				fmt.Fprintf(&pageOut, "  %s -> %s\n", fmtShort(prev.TakenAt), fmtShort(cur.TakenAt))
 				for _, c := range changes {
+					if c.Text != nil {
+						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", words(c.Text.Added), c.Text.Removed)
+						fmt.Fprintf(&pageOut, "      %s\n", oneLine(c.Text.plain()))
+						continue
+					}
 					fmt.Fprintf(&pageOut, "    %s: %s -> %s\n", c.Field, quote(c.Old), quote(c.New))
 				}
 			}
@@ -190,7 +272,18 @@ func writeStatus(ctx context.Context, st *store, w io.Writer, now time.Time, tok
 		}
 		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", p.URL, last, next, oneLine(outcome))
 	}
+	t, err := st.totals(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, totalsLine(t))
 	return nil
+}
+
+// totalsLine is the summary under status and on the dashboard.
+func totalsLine(t totals) string {
+	return fmt.Sprintf("%d pages tracked, %d snapshots; conditional GET: %d answered 304 not modified, %s not downloaded again",
+		t.Pages, t.Snapshots, t.NotModified, fmtBytes(t.BytesSaved))
 }
 
 // oneLine keeps a stored message on one line of at most maxValueRunes.

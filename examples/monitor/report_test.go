@@ -47,7 +47,7 @@ func TestReportShowsChangedFieldsOldAndNew(t *testing.T) {
   2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
     title: "Pricing" -> "Pricing plans"
     hreflang: "" -> "de=https://a.example/de/pricing"
-    content_hash: "aa" -> "bb"
+    content: "" -> "changed"
     word_count: "100" -> "120"
 `
 	assert.Equal(t, want, got, "the third snapshot changed nothing (response time is not a field)")
@@ -129,7 +129,7 @@ func TestStatusShowsSkippedBanner(t *testing.T) {
 	code, out, errOut := cli(t, env{now: clk.Now}, "status", "-db", db)
 	require.Equal(t, exitOK, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 4)
+	require.Len(t, lines, 5)
 	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  error: dial tcp: connection refused", lines[0])
 	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  ok: HTTP 200", lines[1])
 	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  "+

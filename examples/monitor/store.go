@@ -6,6 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,6 +65,56 @@ CREATE TABLE IF NOT EXISTS robots_cache (
 );
 `
 
+// addedColumns came after the first release; migrate adds those an older
+// database lacks (ALTER TABLE ADD COLUMN is not idempotent, so each is
+// checked first), then the indexes that use them.
+var addedColumns = []struct{ table, column, decl string }{
+	{"pages", "host", "TEXT"},           // scheme://host[:port] of url, for the dashboard's filter
+	{"pages", "last_status", "INTEGER"}, // HTTP status of the last snapshot
+	{"pages", "last_change", "TEXT"},    // what the last change was, one line
+	{"pages", "last_change_at", "TEXT"},
+	{"snapshots", "text", "BLOB"},                                 // visible text, deflate, at most maxTextBytes
+	{"snapshots", "text_truncated", "INTEGER NOT NULL DEFAULT 0"}, // the text was cut at the cap
+	{"snapshots", "etag", "TEXT"},                                 // validators of a 200, sent back next time
+	{"snapshots", "last_modified", "TEXT"},
+	{"snapshots", "not_modified", "INTEGER NOT NULL DEFAULT 0"}, // the server answered 304: fields carried over
+	{"snapshots", "body_bytes", "INTEGER"},                      // body size of the response (carried over on 304)
+	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
+	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
+}
+
+const indexes = `
+CREATE INDEX IF NOT EXISTS pages_host ON pages(host, url);
+CREATE INDEX IF NOT EXISTS pages_outcome ON pages(last_outcome, url);
+CREATE INDEX IF NOT EXISTS snapshots_saved ON snapshots(bytes_saved) WHERE not_modified = 1;
+`
+
+// counters keeps the dashboard's totals up to date as snapshots are
+// written and deleted (triggers, so every path counts: saveSnapshot, the
+// cascade of untrack, a row deleted by hand), so the dashboard reads three
+// rows instead of counting 100,000 snapshots on every view. A database from
+// before the table gets its counts once, in the transaction that creates the
+// triggers.
+const counters = `
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO counters(name, value) SELECT 'snapshots', (SELECT count(*) FROM snapshots)
+	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'snapshots');
+INSERT INTO counters(name, value) SELECT 'not_modified', (SELECT count(*) FROM snapshots WHERE not_modified = 1)
+	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'not_modified');
+INSERT INTO counters(name, value) SELECT 'bytes_saved', (SELECT coalesce(sum(bytes_saved), 0) FROM snapshots WHERE not_modified = 1)
+	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'bytes_saved');
+CREATE TRIGGER IF NOT EXISTS snapshots_counted AFTER INSERT ON snapshots BEGIN
+	UPDATE counters SET value = value + 1 WHERE name = 'snapshots';
+	UPDATE counters SET value = value + 1 WHERE name = 'not_modified' AND NEW.not_modified = 1;
+	UPDATE counters SET value = value + coalesce(NEW.bytes_saved, 0) WHERE name = 'bytes_saved' AND NEW.not_modified = 1;
+END;
+CREATE TRIGGER IF NOT EXISTS snapshots_uncounted AFTER DELETE ON snapshots BEGIN
+	UPDATE counters SET value = value - 1 WHERE name = 'snapshots';
+	UPDATE counters SET value = value - 1 WHERE name = 'not_modified' AND OLD.not_modified = 1;
+	UPDATE counters SET value = value - coalesce(OLD.bytes_saved, 0) WHERE name = 'bytes_saved' AND OLD.not_modified = 1;
+END;
+`
+
 // timeLayout is RFC 3339 with a fixed nine-digit fraction: fixed width keeps
 // lexical order equal to chronological order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
@@ -92,24 +147,53 @@ type store struct {
 // its own options, so such paths are refused rather than misread.
 const maxDBPathLen = 4096
 
-func openStore(ctx context.Context, path string) (*store, error) {
+// errNoDatabase: a read-only command was given a path where no database is.
+var errNoDatabase = errors.New("no database")
+
+// openStore opens (and, unless mustExist, creates) the database at path.
+// Read-only commands pass mustExist: a typo in -db must not leave an empty
+// database behind and report "no pages tracked".
+func openStore(ctx context.Context, path string, mustExist bool) (*store, error) {
 	if path == "" {
 		return nil, errors.New("no database path")
 	}
 	if strings.Contains(path, "?") || len(path) > maxDBPathLen {
 		return nil, fmt.Errorf("database path %q: must not contain '?' nor be longer than %d bytes", path, maxDBPathLen)
 	}
+	fi, statErr := os.Stat(path)
+	switch {
+	case statErr == nil && fi.IsDir():
+		return nil, fmt.Errorf("database %s: is a directory", path)
+	case errors.Is(statErr, fs.ErrNotExist) && mustExist:
+		return nil, fmt.Errorf("database %s does not exist (create it with: monitor track -db %s URL): %w", path, path, errNoDatabase)
+	case errors.Is(statErr, fs.ErrPermission):
+		return nil, fmt.Errorf("database %s: permission denied", path)
+	}
+	if statErr == nil {
+		// SQLite says "unable to open database file (14)" for a file it may
+		// not read or write; say what it is.
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("database %s: permission denied (the monitor needs to read and write it)", path)
+		}
+		if err == nil {
+			f.Close()
+		}
+	}
 	// A plain file name, not a "file:" URI: SQLite would percent-decode a URI
 	// ("a%20b.db" would open "a b.db"). A relative path that itself starts
 	// with "file:" is made explicit so it stays a plain name.
-	if strings.HasPrefix(path, "file:") {
-		path = "./" + path
+	name := path
+	if strings.HasPrefix(name, "file:") {
+		name = "./" + name
 	}
-	// WAL lets status/report read while run/watch write; synchronous=NORMAL in
+	// WAL lets status/report/serve read while run/watch write; synchronous=NORMAL in
 	// WAL mode loses nothing when the process dies (Ctrl-C), only possibly the
 	// last commits on power loss. busy_timeout makes concurrent processes wait
-	// instead of failing.
-	dsn := path + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate"
+	// instead of failing with "database is locked"; _txlock=immediate takes
+	// the write lock when a transaction begins, so two processes never both
+	// read and then fail to upgrade to a write (which busy_timeout cannot fix).
+	dsn := name + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -117,11 +201,128 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	// One connection: SQLite serialises writers anyway, and a single
 	// connection rules out SQLITE_BUSY between our own goroutines.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, db); err != nil {
 		db.Close()
+		if perm := permissionProblem(path); perm != nil {
+			return nil, perm
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return &store{db: db}, nil
+}
+
+// permissionProblem tells whether path (or the WAL and shared-memory files
+// next to it, or its directory) cannot be written, to replace SQLite's
+// "unable to open database file (14)" with what a person can fix.
+func permissionProblem(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		_, existed := os.Stat(p)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+		if errors.Is(err, fs.ErrPermission) {
+			if existed != nil {
+				return fmt.Errorf("database %s: permission denied (cannot create %s in %s)", path, filepath.Base(p), filepath.Dir(p))
+			}
+			return fmt.Errorf("database %s: permission denied (cannot write %s)", path, p)
+		}
+		if err == nil {
+			f.Close()
+			if existed != nil {
+				os.Remove(p)
+			}
+		}
+	}
+	return nil
+}
+
+// migrate applies the schema and adds what older databases lack.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, table := range []string{"pages", "snapshots"} {
+		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				rows.Close()
+				return err
+			}
+			have[table+"."+name] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	for _, c := range addedColumns {
+		if have[c.table+"."+c.column] {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.decl); err != nil {
+			return fmt.Errorf("add column %s.%s: %w", c.table, c.column, err)
+		}
+	}
+	if !have["pages.host"] {
+		if err := backfillHosts(ctx, db); err != nil {
+			return err
+		}
+	}
+	if _, err := db.ExecContext(ctx, indexes); err != nil {
+		return err
+	}
+	var have1 int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'snapshots_uncounted'`).Scan(&have1); err != nil {
+		return err
+	}
+	if have1 == 1 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil) // immediate: no snapshot lands between counting and the triggers
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, counters); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// backfillHosts fills pages.host of a database from before the column.
+func backfillHosts(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT url FROM pages WHERE host IS NULL`)
+	if err != nil {
+		return err
+	}
+	var urls []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			rows.Close()
+			return err
+		}
+		urls = append(urls, u)
+	}
+	rows.Close()
+	for _, u := range urls {
+		if _, err := db.ExecContext(ctx, `UPDATE pages SET host = ? WHERE url = ?`, hostOf(u), u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hostOf is the scheme://host[:port] of a stored URL.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 func (s *store) Close() error { return s.db.Close() }
@@ -129,6 +330,7 @@ func (s *store) Close() error { return s.db.Close() }
 // page is one row of pages.
 type page struct {
 	URL         string
+	Host        string
 	Interval    time.Duration
 	Added       time.Time
 	NextDue     time.Time
@@ -136,6 +338,9 @@ type page struct {
 	LastAttempt time.Time // zero: never checked
 	LastOutcome string
 	LastDetail  string
+	LastStatus  int
+	LastChange  string    // what the last change was, one line
+	LastChanged time.Time // zero: no change seen yet
 }
 
 // due reports when the page may next be checked: its interval, and for a host
@@ -170,9 +375,9 @@ func (s *store) track(ctx context.Context, urls []string, interval time.Duration
 			next = t.Add(interval)
 		}
 		_, err := tx.ExecContext(ctx, `
-INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?)
+INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET interval_seconds = excluded.interval_seconds, next_due = excluded.next_due`,
-			u, int64(interval/time.Second), fmtTime(now), fmtTime(next))
+			u, hostOf(u), int64(interval/time.Second), fmtTime(now), fmtTime(next))
 		if err != nil {
 			return err
 		}
@@ -199,43 +404,149 @@ func (s *store) untrack(ctx context.Context, urls []string) (missing []string, e
 	return missing, tx.Commit()
 }
 
-// pages returns every tracked page ordered by URL.
-func (s *store) pages(ctx context.Context) ([]page, error) {
-	rows, err := s.db.QueryContext(ctx, `
-SELECT url, interval_seconds, added_at, next_due, retry_at, last_attempt_at, last_outcome, last_detail
-FROM pages ORDER BY url`)
+const pageColumns = `url, host, interval_seconds, added_at, next_due, retry_at, last_attempt_at, last_outcome,
+	last_detail, last_status, last_change, last_change_at`
+
+func scanPage(rows interface{ Scan(...any) error }) (page, error) {
+	var (
+		p                       page
+		secs                    int64
+		added, next             string
+		host, retry, last, oc   sql.NullString
+		detail, change, changed sql.NullString
+		status                  sql.NullInt64
+	)
+	if err := rows.Scan(&p.URL, &host, &secs, &added, &next, &retry, &last, &oc, &detail, &status, &change, &changed); err != nil {
+		return p, err
+	}
+	p.Host = host.String
+	p.Interval = time.Duration(secs) * time.Second
+	var err1, err2 error
+	p.Added, err1 = parseTime(added)
+	p.NextDue, err2 = parseTime(next)
+	if err := errors.Join(err1, err2); err != nil {
+		return p, fmt.Errorf("page %s: %w", p.URL, err)
+	}
+	if retry.Valid {
+		p.RetryAt, _ = parseTime(retry.String)
+	}
+	if last.Valid {
+		p.LastAttempt, _ = parseTime(last.String)
+	}
+	if changed.Valid {
+		p.LastChanged, _ = parseTime(changed.String)
+	}
+	p.LastOutcome, p.LastDetail, p.LastChange = oc.String, detail.String, change.String
+	p.LastStatus = int(status.Int64)
+	return p, nil
+}
+
+func (s *store) queryPages(ctx context.Context, query string, args ...any) ([]page, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []page
 	for rows.Next() {
-		var (
-			p                       page
-			secs                    int64
-			added, next             string
-			retry, last, oc, detail sql.NullString
-		)
-		if err := rows.Scan(&p.URL, &secs, &added, &next, &retry, &last, &oc, &detail); err != nil {
+		p, err := scanPage(rows)
+		if err != nil {
 			return nil, err
 		}
-		p.Interval = time.Duration(secs) * time.Second
-		var err1, err2 error
-		p.Added, err1 = parseTime(added)
-		p.NextDue, err2 = parseTime(next)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("page %s: %w", p.URL, err)
-		}
-		if retry.Valid {
-			p.RetryAt, _ = parseTime(retry.String)
-		}
-		if last.Valid {
-			p.LastAttempt, _ = parseTime(last.String)
-		}
-		p.LastOutcome, p.LastDetail = oc.String, detail.String
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// pages returns every tracked page ordered by URL.
+func (s *store) pages(ctx context.Context) ([]page, error) {
+	return s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages ORDER BY url`)
+}
+
+// page returns one tracked page; ok is false when it is not tracked.
+func (s *store) page(ctx context.Context, url string) (page, bool, error) {
+	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages WHERE url = ?`, url)
+	if err != nil || len(ps) == 0 {
+		return page{}, false, err
+	}
+	return ps[0], true, nil
+}
+
+// pageFilter selects pages for the dashboard and the API.
+type pageFilter struct {
+	Host    string // scheme://host[:port]; "" = all
+	Outcome string // an outcome*, "new" for never checked; "" = all
+}
+
+func (f pageFilter) where() (string, []any) {
+	var conds []string
+	var args []any
+	if f.Host != "" {
+		conds = append(conds, "host = ?")
+		args = append(args, f.Host)
+	}
+	switch f.Outcome {
+	case "":
+	case "new":
+		conds = append(conds, "last_outcome IS NULL")
+	default:
+		conds = append(conds, "last_outcome = ?")
+		args = append(args, f.Outcome)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// listPages returns one page of the filtered list, ordered by URL, and the
+// number of pages the filter matches. Both queries use an index (pages_host,
+// pages_outcome or the primary key), so the dashboard's cost does not grow
+// with the number of snapshots.
+func (s *store) listPages(ctx context.Context, f pageFilter, limit, offset int) ([]page, int, error) {
+	where, args := f.where()
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pages`+where, args...).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages`+where+` ORDER BY url LIMIT ? OFFSET ?`,
+		append(args, limit, offset)...)
+	return ps, total, err
+}
+
+// hosts returns the distinct hosts of tracked pages, for the filter.
+func (s *store) hosts(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// totals are the dashboard's and status's summary figures.
+type totals struct {
+	Pages, Snapshots, NotModified int
+	BytesSaved                    int64
+}
+
+func (s *store) totals(ctx context.Context) (totals, error) {
+	var t totals
+	var saved sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages),
+	(SELECT value FROM counters WHERE name = 'snapshots'), (SELECT value FROM counters WHERE name = 'not_modified'),
+	(SELECT value FROM counters WHERE name = 'bytes_saved')`).
+		Scan(&t.Pages, &t.Snapshots, &t.NotModified, &saved)
+	t.BytesSaved = saved.Int64
+	return t, err
 }
 
 // duePages returns the pages whose check is due at now.
@@ -287,8 +598,8 @@ type snapshot struct {
 	PageURL         string
 	TakenAt         time.Time
 	Blocked         bool
-	RobotsRule      string // why it was blocked, e.g. `disallowed by "Disallow: /" (line 2, ...)`
-	Status          int    // 0: no response
+	RobotsRule      string // why it was blocked, e.g. `disallowed by "Disallow: /"`
+	Status          int    // 0: no response; a 304 keeps the 200 it confirms (NotModified says so)
 	FinalURL        string
 	Redirects       []hop
 	Title           string
@@ -300,17 +611,50 @@ type snapshot struct {
 	Hreflang        []alternate
 	ContentHash     string
 	WordCount       int
-	ResponseTime    time.Duration
+	ResponseTime    time.Duration // the server's time: first byte plus body of the final request
 	Error           string
+
+	TextZ        []byte // visible text, deflate (compressText); nil: none stored
+	TextCut      bool   // the text was cut at maxTextBytes
+	ETag         string // validators of the 200 response (carried over by a 304)
+	LastModified string
+	NotModified  bool     // the server answered 304 to a conditional GET
+	BodyBytes    int64    // body size of the 200 (carried over by a 304)
+	BytesSaved   int64    // NotModified: the body the server did not send again
+	Changes      []string // fields changed since the previous snapshot (set by saveSnapshot)
+
+	text    string
+	textErr error
+	textOK  bool
 }
 
-// outcome classifies a stored snapshot for pages.last_outcome.
+// Text returns the stored visible text.
+func (sn *snapshot) Text() (string, error) {
+	if !sn.textOK {
+		sn.text, sn.textErr = decompressText(sn.TextZ)
+		sn.textOK = true
+	}
+	return sn.text, sn.textErr
+}
+
+// setText stores t (already capped) compressed.
+func (sn *snapshot) setText(t string, cut bool) {
+	sn.TextZ, sn.TextCut = compressText(t), cut
+	sn.text, sn.textErr, sn.textOK = t, nil, true
+}
+
+// outcome classifies a stored snapshot for pages.last_outcome. A 5xx is an
+// error of the site, not a successful check.
 func (sn *snapshot) outcome() (outcome, detail string) {
 	switch {
 	case sn.Blocked:
 		return outcomeBlocked, sn.RobotsRule
 	case sn.Error != "":
 		return outcomeError, sn.Error
+	case sn.Status >= 500:
+		return outcomeError, fmt.Sprintf("HTTP %d (server error)", sn.Status)
+	case sn.NotModified:
+		return outcomeOK, fmt.Sprintf("HTTP 304 not modified (%s saved)", fmtBytes(sn.BytesSaved))
 	default:
 		return outcomeOK, fmt.Sprintf("HTTP %d", sn.Status)
 	}
@@ -328,7 +672,9 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 
 // saveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
-// or not at all.
+// or not at all. It also compares the snapshot with the page's previous
+// comparable one and records what changed (snapshots.changes and the
+// page's last_change), so the dashboard shows it without diffing.
 func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
 	redirects, err := jsonOrNull(sn.Redirects, len(sn.Redirects) == 0)
 	if err != nil {
@@ -337,6 +683,27 @@ func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
 	hreflang, err := jsonOrNull(sn.Hreflang, len(sn.Hreflang) == 0)
 	if err != nil {
 		return err
+	}
+	// The comparison with the previous snapshot (a word diff of up to
+	// 100 KiB of text) is made before the write transaction, so it never
+	// holds the database's write lock. Only the process that claimed the
+	// page writes its snapshots, so the previous one cannot change meanwhile.
+	var changeLine string
+	if !sn.Blocked {
+		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
+WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return err
+		default:
+			changes := diffSnapshots(prev, sn)
+			sn.Changes = nil
+			for _, c := range changes {
+				sn.Changes = append(sn.Changes, c.Field)
+			}
+			changeLine = changesLine(changes)
+		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -351,30 +718,50 @@ func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
 		}
 		return err
 	}
-	var status, words, ms sql.NullInt64
+	changes, err := jsonOrNull(sn.Changes, len(sn.Changes) == 0)
+	if err != nil {
+		return err
+	}
+	var status, words, ms, bodyBytes, saved sql.NullInt64
+	var textZ []byte
 	if !sn.Blocked {
 		status = sql.NullInt64{Int64: int64(sn.Status), Valid: sn.Status != 0}
 		words = sql.NullInt64{Int64: int64(sn.WordCount), Valid: sn.Error == ""}
 		ms = sql.NullInt64{Int64: sn.ResponseTime.Milliseconds(), Valid: sn.Status != 0 || sn.Error != ""}
+		bodyBytes = sql.NullInt64{Int64: sn.BodyBytes, Valid: sn.Status != 0}
+		saved = sql.NullInt64{Int64: sn.BytesSaved, Valid: sn.NotModified}
+		textZ = sn.TextZ
 	}
 	res, err := tx.ExecContext(ctx, `
 INSERT INTO snapshots(page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects,
 	title, meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
-	response_ms, error)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sn.PageURL, fmtTime(sn.TakenAt), sn.Blocked, nullStr(sn.RobotsRule), status, nullStr(sn.FinalURL), redirects,
 		nullStr(sn.Title), nullStr(sn.MetaDescription), nullStr(sn.Canonical), nullStr(sn.MetaRobots),
-		nullStr(sn.XRobotsTag), nullStr(sn.H1), hreflang, nullStr(sn.ContentHash), words, ms, nullStr(sn.Error))
+		nullStr(sn.XRobotsTag), nullStr(sn.H1), hreflang, nullStr(sn.ContentHash), words, ms, nullStr(sn.Error),
+		textZ, sn.TextCut && !sn.Blocked, nullStr(sn.ETag), nullStr(sn.LastModified), sn.NotModified && !sn.Blocked,
+		bodyBytes, saved, changes)
 	if err != nil {
 		return err
 	}
 	sn.ID, _ = res.LastInsertId()
 	oc, detail := sn.outcome()
 	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
+	if sn.NotModified && !sn.Blocked {
+		status.Int64 = http.StatusNotModified // what the server answered this time
+	}
 	if _, err := tx.ExecContext(ctx, `
-UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcome = ?, last_detail = ? WHERE url = ?`,
-		fmtTime(next), fmtTime(sn.TakenAt), oc, nullStr(detail), sn.PageURL); err != nil {
+UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcome = ?, last_detail = ?, last_status = ?
+WHERE url = ?`,
+		fmtTime(next), fmtTime(sn.TakenAt), oc, nullStr(detail), status, sn.PageURL); err != nil {
 		return err
+	}
+	if changeLine != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE pages SET last_change = ?, last_change_at = ? WHERE url = ?`,
+			changeLine, fmtTime(sn.TakenAt), sn.PageURL); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
@@ -411,6 +798,24 @@ UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detai
 	return err
 }
 
+// lastGood returns the page's latest snapshot that holds a 200 response
+// (a 304 carries its 200 over): the base of the next conditional GET and
+// what a 304 carries over. ok is false when there is none.
+func (s *store) lastGood(ctx context.Context, url string) (*snapshot, bool, error) {
+	sn, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
+WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, url))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if sn.Status != http.StatusOK || sn.Error != "" {
+		return nil, false, nil
+	}
+	return sn, true, nil
+}
+
 // snapshots returns the snapshots of every page, ordered by page then time.
 func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
 	var out []snapshot
@@ -421,51 +826,92 @@ func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
 	return out, err
 }
 
+// pageSnapshots returns up to limit snapshots of one page, newest first,
+// skipping offset, and how many the page has.
+func (s *store) pageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot, int, error) {
+	var total int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots WHERE page_url = ?`, url).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots WHERE page_url = ?
+ORDER BY taken_at DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []*snapshot
+	for rows.Next() {
+		sn, err := scanSnapshotRow(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, sn)
+	}
+	return out, total, rows.Err()
+}
+
+const snapshotColumns = `id, page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects, title,
+	meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
+	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes`
+
+func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot, error) {
+	var (
+		sn                                                  snapshot
+		taken                                               string
+		rule, final, redirects, title, desc, canon, mrobots sql.NullString
+		xrobots, h1, hreflang, hash, errText                sql.NullString
+		etag, lastMod, changes                              sql.NullString
+		status, words, ms, bodyBytes, saved                 sql.NullInt64
+	)
+	if err := row.Scan(&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
+		&desc, &canon, &mrobots, &xrobots, &h1, &hreflang, &hash, &words, &ms, &errText,
+		&sn.TextZ, &sn.TextCut, &etag, &lastMod, &sn.NotModified, &bodyBytes, &saved, &changes); err != nil {
+		return nil, err
+	}
+	var err error
+	if sn.TakenAt, err = parseTime(taken); err != nil {
+		return nil, fmt.Errorf("snapshot %d of %s: %w", sn.ID, sn.PageURL, err)
+	}
+	sn.RobotsRule, sn.FinalURL, sn.Title, sn.MetaDescription = rule.String, final.String, title.String, desc.String
+	sn.Canonical, sn.MetaRobots, sn.XRobotsTag, sn.H1 = canon.String, mrobots.String, xrobots.String, h1.String
+	sn.ContentHash, sn.Error = hash.String, errText.String
+	sn.ETag, sn.LastModified = etag.String, lastMod.String
+	sn.Status, sn.WordCount = int(status.Int64), int(words.Int64)
+	sn.ResponseTime = time.Duration(ms.Int64) * time.Millisecond
+	sn.BodyBytes, sn.BytesSaved = bodyBytes.Int64, saved.Int64
+	if redirects.Valid {
+		if err := json.Unmarshal([]byte(redirects.String), &sn.Redirects); err != nil {
+			return nil, fmt.Errorf("snapshot %d of %s: redirects: %w", sn.ID, sn.PageURL, err)
+		}
+	}
+	if hreflang.Valid {
+		if err := json.Unmarshal([]byte(hreflang.String), &sn.Hreflang); err != nil {
+			return nil, fmt.Errorf("snapshot %d of %s: hreflang: %w", sn.ID, sn.PageURL, err)
+		}
+	}
+	if changes.Valid {
+		if err := json.Unmarshal([]byte(changes.String), &sn.Changes); err != nil {
+			return nil, fmt.Errorf("snapshot %d of %s: changes: %w", sn.ID, sn.PageURL, err)
+		}
+	}
+	return &sn, nil
+}
+
 // eachSnapshot calls fn with every snapshot, ordered by page then time,
 // one row at a time: a report over years of snapshots does not hold them
 // all in memory. fn must not use the store (its one connection is busy).
 func (s *store) eachSnapshot(ctx context.Context, fn func(*snapshot) error) error {
-	rows, err := s.db.QueryContext(ctx, `
-SELECT id, page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects, title,
-	meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
-	response_ms, error
-FROM snapshots ORDER BY page_url, taken_at, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots ORDER BY page_url, taken_at, id`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var (
-			sn                                                  snapshot
-			taken                                               string
-			rule, final, redirects, title, desc, canon, mrobots sql.NullString
-			xrobots, h1, hreflang, hash, errText                sql.NullString
-			status, words, ms                                   sql.NullInt64
-		)
-		if err := rows.Scan(&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
-			&desc, &canon, &mrobots, &xrobots, &h1, &hreflang, &hash, &words, &ms, &errText); err != nil {
+		sn, err := scanSnapshotRow(rows)
+		if err != nil {
 			return err
 		}
-		var err error
-		if sn.TakenAt, err = parseTime(taken); err != nil {
-			return fmt.Errorf("snapshot %d of %s: %w", sn.ID, sn.PageURL, err)
-		}
-		sn.RobotsRule, sn.FinalURL, sn.Title, sn.MetaDescription = rule.String, final.String, title.String, desc.String
-		sn.Canonical, sn.MetaRobots, sn.XRobotsTag, sn.H1 = canon.String, mrobots.String, xrobots.String, h1.String
-		sn.ContentHash, sn.Error = hash.String, errText.String
-		sn.Status, sn.WordCount = int(status.Int64), int(words.Int64)
-		sn.ResponseTime = time.Duration(ms.Int64) * time.Millisecond
-		if redirects.Valid {
-			if err := json.Unmarshal([]byte(redirects.String), &sn.Redirects); err != nil {
-				return fmt.Errorf("snapshot %d of %s: redirects: %w", sn.ID, sn.PageURL, err)
-			}
-		}
-		if hreflang.Valid {
-			if err := json.Unmarshal([]byte(hreflang.String), &sn.Hreflang); err != nil {
-				return fmt.Errorf("snapshot %d of %s: hreflang: %w", sn.ID, sn.PageURL, err)
-			}
-		}
-		if err := fn(&sn); err != nil {
+		if err := fn(sn); err != nil {
 			return err
 		}
 	}

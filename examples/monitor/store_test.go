@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 func openTestStore(t *testing.T, path string) *store {
 	t.Helper()
-	st, err := openStore(context.Background(), path)
+	st, err := openStore(context.Background(), path, false)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -40,9 +41,9 @@ func TestSchemaAndWAL(t *testing.T) {
 }
 
 func TestOpenRefusesDriverOptionsInPath(t *testing.T) {
-	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro")
+	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro", false)
 	assert.Error(t, err)
-	_, err = openStore(context.Background(), "")
+	_, err = openStore(context.Background(), "", false)
 	assert.Error(t, err)
 }
 
@@ -159,7 +160,7 @@ func TestUntrackDeletesSnapshots(t *testing.T) {
 func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
 	ctx := context.Background()
 	path := tempDB(t)
-	st, err := openStore(ctx, path)
+	st, err := openStore(ctx, path, false)
 	require.NoError(t, err)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)
 	e := robots.Entry{Authority: "https://a.example", URL: "https://a.example/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
@@ -220,4 +221,95 @@ func TestOpenTakesPathLiterally(t *testing.T) {
 	require.NoError(t, st.Close())
 	_, err = os.Stat(filepath.Join(dir, "file:rel.db"))
 	assert.NoError(t, err)
+}
+
+// The dashboard's totals are kept by triggers; they must equal a full count
+// after inserts, 304s, untrack's cascade and a row deleted by hand.
+func TestTotalsFollowEveryWriteAndDelete(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://a.example/", "https://b.example/"}, 6*time.Hour, t0))
+	for i, u := range []string{"https://a.example/", "https://a.example/", "https://b.example/", "https://b.example/"} {
+		sn := &snapshot{PageURL: u, TakenAt: t0.Add(time.Duration(i) * time.Hour), Status: 200, BodyBytes: 1000}
+		if i%2 == 1 {
+			sn.NotModified, sn.BytesSaved = true, 1000+int64(i)
+		}
+		require.NoError(t, st.saveSnapshot(ctx, sn))
+	}
+	check := func(snaps, nm int, saved int64) {
+		t.Helper()
+		got, err := st.totals(ctx)
+		require.NoError(t, err)
+		var full totals
+		var sum sql.NullInt64
+		require.NoError(t, st.db.QueryRow(`SELECT count(*), (SELECT count(*) FROM snapshots WHERE not_modified = 1),
+			(SELECT sum(bytes_saved) FROM snapshots WHERE not_modified = 1) FROM snapshots`).Scan(&full.Snapshots, &full.NotModified, &sum))
+		assert.Equal(t, snaps, got.Snapshots)
+		assert.Equal(t, nm, got.NotModified)
+		assert.Equal(t, saved, got.BytesSaved)
+		assert.Equal(t, full.Snapshots, got.Snapshots)
+		assert.Equal(t, full.NotModified, got.NotModified)
+		assert.Equal(t, sum.Int64, got.BytesSaved)
+	}
+	check(4, 2, 1001+1003)
+	_, err := st.untrack(ctx, []string{"https://b.example/"})
+	require.NoError(t, err)
+	check(2, 1, 1001)
+	_, err = st.db.Exec(`DELETE FROM snapshots WHERE not_modified = 1`)
+	require.NoError(t, err)
+	check(1, 0, 0)
+}
+
+// A database written before the text, validator and counter columns opens
+// with them added, hosts filled in and totals counted, its snapshots intact.
+func TestOldDatabaseIsMigrated(t *testing.T) {
+	path := tempDB(t)
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec(schema)
+	require.NoError(t, err)
+	_, err = db.Exec(`INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES('https://old.example:8443/x', 21600, '2026-01-01T00:00:00.000000000Z', '2026-01-01T00:00:00.000000000Z');
+		INSERT INTO snapshots(page_url, taken_at, status, title, content_hash) VALUES('https://old.example:8443/x', '2026-01-01T00:00:00.000000000Z', 200, 'Old', 'aa'),
+		('https://old.example:8443/x', '2026-01-01T06:00:00.000000000Z', 200, 'Old', 'bb')`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	st := openTestStore(t, path)
+	p, ok, err := st.page(context.Background(), "https://old.example:8443/x")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "https://old.example:8443", p.Host)
+	tot, err := st.totals(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 2, tot.Snapshots)
+	snaps, err := st.snapshots(context.Background())
+	require.NoError(t, err)
+	require.Len(t, snaps, 2)
+	assert.Equal(t, []change{{Field: "content", Old: "", New: "changed"}}, diffSnapshots(&snaps[0], &snaps[1]),
+		"no stored text: the change is named, not shown as hashes")
+	require.NoError(t, st.Close())
+	openTestStore(t, path) // and again: nothing applied twice
+}
+
+func TestPermissionDeniedNamesThePath(t *testing.T) {
+	// A directory nobody may create files in, root included: sysfs refuses
+	// new files with EACCES.
+	if _, err := os.Stat("/sys/kernel"); err == nil {
+		code, _, errOut := cli(t, env{}, "track", "-db", "/sys/monitor-test.db", "https://example.com/")
+		assert.Equal(t, exitFailure, code)
+		assert.Contains(t, errOut, "database /sys/monitor-test.db: permission denied (cannot create monitor-test.db in /sys)")
+		assert.NotContains(t, errOut, "(14)")
+	}
+	if os.Geteuid() == 0 {
+		return // root reads and writes any file whatever its mode
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro.db")
+	st := openTestStore(t, path)
+	require.NoError(t, st.Close())
+	require.NoError(t, os.Chmod(path, 0o400))
+	code, _, errOut := cli(t, env{}, "status", "-db", path)
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "database "+path+": permission denied")
 }

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html/atom"
+
+	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
 // browserDocs are pages whose extraction must agree with what Chromium's
@@ -72,22 +74,6 @@ var browserDocs = []string{
 
 var chromiumFlags = []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 	"--disable-background-networking", "--disable-component-update", "--disable-sync"}
-
-// chromium returns the path of a Chromium binary, or skips the test (fails
-// it when CI is set).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium not found (CI is set): apt-get install chromium")
-	}
-	t.Skip("chromium not found: apt-get install chromium to run the browser agreement test")
-	return ""
-}
 
 // domFields is what the reference script reads from Chromium's DOM.
 type domFields struct {
@@ -161,7 +147,7 @@ document.getElementById("out").textContent = btoa(String.fromCharCode(...new Tex
 // runChromium parses docs in Chromium and returns the fields of each.
 func runChromium(t *testing.T, docs []string) []domFields {
 	t.Helper()
-	bin := chromium(t)
+	bin := testbrowser.Path(t)
 	var blocks []string
 	for _, name := range strings.Fields(htmlElements) {
 		if isBlock(atom.Lookup([]byte(name))) {
@@ -267,7 +253,7 @@ func TestEncodingAgreesWithChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	bin := chromium(t)
+	bin := testbrowser.Path(t)
 	docs := []string{
 		"<title>Caf\xe9</title><p>na\xefve</p>",
 		"<title>Plain</title>" + strings.Repeat(" ", 2000) + "<p>Caf\xe9 cr\xe8me</p>",

@@ -1,0 +1,441 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+const compareUsage = `usage: audit compare [-db FILE] [-o FILE.html] [A [B]]
+
+Compares two crawls in the database (no request is made): new and removed URLs, status changes, title,
+description, canonical and indexability changes, and findings that appeared or were fixed, by kind.
+A and B are crawl ids, A the earlier one. With none, the two latest crawls of the same site (the
+latest crawl's host, its www twin included); with one, that crawl and the previous crawl of its site.
+-o also writes the comparison as a self-contained HTML page.
+
+Exit status: 0 compared (differences are the report, not a failure), 2 usage error or bad crawl ids,
+1 any other failure.
+
+Flags:
+`
+
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer, now func() time.Time) int {
+	fs := newSubFlags("compare")
+	db := fs.String("db", "audit.db", "SQLite `file` written by the crawls")
+	out := fs.String("o", "", "also write the comparison as HTML to `file`")
+	pos, err := subcommandFlags(fs, args)
+	var ids []int64
+	if err == nil && len(pos) > 2 {
+		err = fmt.Errorf("at most two crawl ids, got %d: %q", len(pos), pos)
+	}
+	for _, p := range pos {
+		if err != nil {
+			break
+		}
+		id, perr := strconv.ParseInt(p, 10, 64)
+		if perr != nil || id < 1 {
+			err = fmt.Errorf("%w: %q is not a crawl id (a number from 1)", errBadCrawl, p)
+			break
+		}
+		ids = append(ids, id)
+	}
+	if errors.Is(err, errBadCrawl) {
+		return failed(stderr, "compare", err)
+	}
+	if err != nil {
+		return usageFailed(stderr, "compare", err, compareUsage, fs)
+	}
+	sqlDB, err := openReadDB(ctx, *db)
+	if err != nil {
+		return failed(stderr, "compare", err)
+	}
+	defer sqlDB.Close()
+	a, b, err := pickCrawls(ctx, sqlDB, ids)
+	if err != nil {
+		return failed(stderr, "compare", err)
+	}
+	cmp, err := compareCrawls(ctx, sqlDB, a, b)
+	if err != nil {
+		return failed(stderr, "compare", err)
+	}
+	cmp.printText(stdout)
+	if *out != "" {
+		err := writeTo(*out, stdout, func(w io.Writer) error { return cmp.writeHTML(w, now()) })
+		if err != nil {
+			return failed(stderr, "compare", err)
+		}
+		if *out != "-" {
+			fmt.Fprintf(stdout, "\nComparison written to %s\n", *out)
+		}
+	}
+	return exitOK
+}
+
+// siteKey is what makes two crawls "of the same site": the start host without a leading www. (the twin
+// is part of the site) and its port; the scheme is ignored, so a move to https still compares.
+func siteKey(start string) string {
+	u, err := url.Parse(start)
+	if err != nil {
+		return start
+	}
+	return strings.TrimPrefix(strings.ToLower(u.Host), "www.")
+}
+
+// pickCrawls chooses the two crawls to compare from the ids given (none, one or two).
+func pickCrawls(ctx context.Context, db *sql.DB, ids []int64) (a, b *crawlRow, err error) {
+	if len(ids) == 2 {
+		if ids[0] == ids[1] {
+			return nil, nil, fmt.Errorf("%w: crawl %d compared with itself", errBadCrawl, ids[0])
+		}
+		if a, err = loadCrawl(ctx, db, ids[0]); err != nil {
+			return nil, nil, err
+		}
+		if b, err = loadCrawl(ctx, db, ids[1]); err != nil {
+			return nil, nil, err
+		}
+		return a, b, nil
+	}
+	all, err := loadCrawls(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	bi := len(all) - 1
+	if len(ids) == 1 {
+		bi = -1
+		for i, c := range all {
+			if c.ID == ids[0] {
+				bi = i
+			}
+		}
+		if bi < 0 {
+			return nil, nil, fmt.Errorf("%w: crawl %d is not in the database", errBadCrawl, ids[0])
+		}
+	}
+	if bi < 0 {
+		return nil, nil, fmt.Errorf("%w: the database holds no crawl yet", errBadCrawl)
+	}
+	b = all[bi]
+	for i := bi - 1; i >= 0; i-- {
+		if siteKey(all[i].StartURL) == siteKey(b.StartURL) {
+			return all[i], b, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: crawl %d is the only crawl of %s in the database; give two crawl ids to compare",
+		errBadCrawl, b.ID, siteKey(b.StartURL))
+}
+
+// pageState is what compare looks at for one URL of one crawl.
+type pageState struct {
+	Status  string
+	Content bool // answered 200 itself and was read as HTML: the fields below compare
+	Title   string
+	Desc    string
+	Canon   string
+	Index   string
+}
+
+func stateOf(p *pageRecord) pageState {
+	s := pageState{Status: statusText(p), Index: indexability(p)}
+	if p.parsed && ownStatus(p) == 200 {
+		s.Content = true
+		s.Title, s.Desc, s.Canon = strings.TrimSpace(p.Title), strings.TrimSpace(p.Description), strings.TrimSpace(p.Canonical)
+	}
+	return s
+}
+
+// diffEntry is one difference: What changed for URL, from Before to After.
+type diffEntry struct {
+	What, URL, Before, After string
+}
+
+// comparison is everything that differs between crawl A (before) and crawl B (after).
+type comparison struct {
+	A, B             *crawlRow
+	PagesA, PagesB   int
+	New, Removed     []diffEntry
+	Changed          []diffEntry // status, title, description, canonical, indexability
+	Appeared, Fixed  []diffEntry // What = finding kind
+	AppearedByKind   map[string]int
+	FixedByKind      map[string]int
+	FindingsA, FindB int
+}
+
+// Change names, in the order the changed table lists them for one URL.
+var changeOrder = []string{"status", "title", "description", "canonical", "indexability"}
+
+func compareCrawls(ctx context.Context, db *sql.DB, a, b *crawlRow) (*comparison, error) {
+	pa, err := loadFullPages(ctx, db, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := loadFullPages(ctx, db, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	fa, err := loadFindings(ctx, db, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	fb, err := loadFindings(ctx, db, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	c := &comparison{A: a, B: b, PagesA: len(pa), PagesB: len(pb), FindingsA: len(fa), FindB: len(fb),
+		AppearedByKind: map[string]int{}, FixedByKind: map[string]int{}}
+	before := make(map[string]pageState, len(pa))
+	for _, p := range pa {
+		before[p.URL] = stateOf(p)
+	}
+	after := make(map[string]pageState, len(pb))
+	for _, p := range pb {
+		after[p.URL] = stateOf(p)
+	}
+	for _, p := range pb {
+		s := after[p.URL]
+		old, ok := before[p.URL]
+		if !ok {
+			c.New = append(c.New, diffEntry{What: "new", URL: p.URL, After: s.Status})
+			continue
+		}
+		if old.Status != s.Status {
+			c.Changed = append(c.Changed, diffEntry{"status", p.URL, old.Status, s.Status})
+		}
+		// Fields compare only where the URL was a page both times: a URL that now redirects has its
+		// status change, not a "new title" borrowed from the page it redirects to.
+		if old.Content && s.Content {
+			if old.Title != s.Title {
+				c.Changed = append(c.Changed, diffEntry{"title", p.URL, old.Title, s.Title})
+			}
+			if old.Desc != s.Desc {
+				c.Changed = append(c.Changed, diffEntry{"description", p.URL, old.Desc, s.Desc})
+			}
+			if normalizeOrSelf(old.Canon) != normalizeOrSelf(s.Canon) {
+				c.Changed = append(c.Changed, diffEntry{"canonical", p.URL, old.Canon, s.Canon})
+			}
+			if old.Index != s.Index {
+				c.Changed = append(c.Changed, diffEntry{"indexability", p.URL, old.Index, s.Index})
+			}
+		}
+	}
+	for _, p := range pa {
+		if _, ok := after[p.URL]; !ok {
+			c.Removed = append(c.Removed, diffEntry{What: "removed", URL: p.URL, Before: before[p.URL].Status})
+		}
+	}
+	sortEntries(c.New, nil)
+	sortEntries(c.Removed, nil)
+	sortEntries(c.Changed, changeOrder)
+
+	// Findings compare by (kind, URL): the detail of a finding that stays (a broken link now linked from
+	// one more page) is not a new finding.
+	key := func(f findingRecord) [2]string { return [2]string{f.Kind, f.URL} }
+	inA, inB := map[[2]string]string{}, map[[2]string]string{}
+	for _, f := range fa {
+		if _, ok := inA[key(f)]; !ok {
+			inA[key(f)] = f.Detail
+		}
+	}
+	for _, f := range fb {
+		if _, ok := inB[key(f)]; !ok {
+			inB[key(f)] = f.Detail
+		}
+	}
+	for k, d := range inB {
+		if _, ok := inA[k]; !ok {
+			c.Appeared = append(c.Appeared, diffEntry{What: k[0], URL: k[1], After: d})
+			c.AppearedByKind[k[0]]++
+		}
+	}
+	for k, d := range inA {
+		if _, ok := inB[k]; !ok {
+			c.Fixed = append(c.Fixed, diffEntry{What: k[0], URL: k[1], Before: d})
+			c.FixedByKind[k[0]]++
+		}
+	}
+	sortFindingEntries(c.Appeared)
+	sortFindingEntries(c.Fixed)
+	return c, nil
+}
+
+func sortEntries(es []diffEntry, order []string) {
+	rank := map[string]int{}
+	for i, w := range order {
+		rank[w] = i
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].URL != es[j].URL {
+			return es[i].URL < es[j].URL
+		}
+		return rank[es[i].What] < rank[es[j].What]
+	})
+}
+
+func sortFindingEntries(es []diffEntry) {
+	sort.Slice(es, func(i, j int) bool {
+		ri, rj := kindRank(es[i].What), kindRank(es[j].What)
+		if ri != rj {
+			return ri < rj
+		}
+		if es[i].What != es[j].What {
+			return es[i].What < es[j].What
+		}
+		return es[i].URL < es[j].URL
+	})
+}
+
+// differences is how many things changed.
+func (c *comparison) differences() int {
+	return len(c.New) + len(c.Removed) + len(c.Changed) + len(c.Appeared) + len(c.Fixed)
+}
+
+// byKindLine is "broken_link -1, redirect +1": findings that appeared (+) and were fixed (-) per kind.
+func (c *comparison) byKind() []string {
+	kinds := map[string]int{}
+	for k := range c.AppearedByKind {
+		kinds[k]++
+	}
+	for k := range c.FixedByKind {
+		kinds[k]++
+	}
+	var out []string
+	for _, k := range sortedKinds(kinds) {
+		var parts []string
+		if n := c.AppearedByKind[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("+%d", n))
+		}
+		if n := c.FixedByKind[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("-%d", n))
+		}
+		out = append(out, k+" "+strings.Join(parts, " "))
+	}
+	return out
+}
+
+func crawlLabel(c *crawlRow) string {
+	return fmt.Sprintf("crawl %d (%s, %s)", c.ID, c.Started.UTC().Format("2006-01-02 15:04"), c.Outcome)
+}
+
+// textCell cuts a value for the terminal table, where one row must stay one line.
+func textCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "-"
+	}
+	return truncateRunes(s, 60)
+}
+
+// printText writes the comparison as a terminal table.
+func (c *comparison) printText(w io.Writer) {
+	sh := newShortener(c.B.StartURL)
+	fmt.Fprintf(w, "Comparing %s with %s of %s\n", crawlLabel(c.A), crawlLabel(c.B), siteName(c.B.StartURL))
+	fmt.Fprintf(w, "URLs %d -> %d, findings %d -> %d: %d new, %d removed, %d changed, %d findings appeared, %d fixed.\n",
+		c.PagesA, c.PagesB, c.FindingsA, c.FindB, len(c.New), len(c.Removed), len(c.Changed), len(c.Appeared), len(c.Fixed))
+	if bk := c.byKind(); len(bk) > 0 {
+		fmt.Fprintf(w, "Findings by kind: %s.\n", strings.Join(bk, ", "))
+	}
+	if c.differences() == 0 {
+		fmt.Fprintln(w, "No differences.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nCHANGE\tURL\tBEFORE\tAFTER")
+	for _, e := range c.New {
+		fmt.Fprintf(tw, "new URL\t%s\t-\t%s\n", sh.short(e.URL), textCell(sh.all(e.After)))
+	}
+	for _, e := range c.Removed {
+		fmt.Fprintf(tw, "removed URL\t%s\t%s\t-\n", sh.short(e.URL), textCell(sh.all(e.Before)))
+	}
+	for _, e := range c.Changed {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.What, sh.short(e.URL), textCell(sh.all(e.Before)), textCell(sh.all(e.After)))
+	}
+	for _, e := range c.Appeared {
+		fmt.Fprintf(tw, "+ %s\t%s\t-\t%s\n", e.What, sh.short(e.URL), textCell(sh.all(e.After)))
+	}
+	for _, e := range c.Fixed {
+		fmt.Fprintf(tw, "- %s\t%s\t%s\t-\n", e.What, sh.short(e.URL), textCell(sh.all(e.Before)))
+	}
+	tw.Flush()
+}
+
+// compareView is what the comparison template renders.
+type compareView struct {
+	A, B     *crawlRow
+	Site     string
+	Tiles    []tile
+	ByKind   string
+	New      htmlTable
+	Removed  htmlTable
+	Changed  htmlTable
+	Appeared htmlTable
+	Fixed    htmlTable
+}
+
+var _ = template.Must(pageTemplate.New("comparebody").Parse(`<header class="top"><div class="in">
+<h1>Crawl Cove: what changed on {{.Site}}</h1>
+<p>Crawl {{.A.ID}} of <a href="{{.A.StartURL}}" rel="noreferrer">{{.A.StartURL}}</a> ({{.A.Started.UTC.Format "2006-01-02 15:04 UTC"}}, <span class="badge {{.A.Outcome}}">{{.A.Outcome}}</span>)
+→ crawl {{.B.ID}} of <a href="{{.B.StartURL}}" rel="noreferrer">{{.B.StartURL}}</a> ({{.B.Started.UTC.Format "2006-01-02 15:04 UTC"}}, <span class="badge {{.B.Outcome}}">{{.B.Outcome}}</span>)</p>
+<nav class="toc"><a href="#new">New URLs</a><a href="#removed">Removed URLs</a><a href="#changed">Changed</a><a href="#appeared">Findings that appeared</a><a href="#fixed">Findings fixed</a></nav>
+</div></header>
+<main id="compare">
+<section id="compare-summary"><div class="tiles">{{range .Tiles}}<div class="tile {{.Class}}" data-tile="{{.Label}}"><span class="n">{{.N}}</span><span class="l">{{.Label}}</span></div>{{end}}</div>
+{{if .ByKind}}<p class="note" id="by-kind">Findings by kind: {{.ByKind}}.</p>{{end}}</section>
+<section id="new"><h2>New URLs</h2>{{template "table" .New}}</section>
+<section id="removed"><h2>Removed URLs</h2>{{template "table" .Removed}}</section>
+<section id="changed"><h2>Changed</h2><p class="note">Status as the URL itself answered; title, description, canonical and indexability where it was a page both times.</p>{{template "table" .Changed}}</section>
+<section id="appeared"><h2>Findings that appeared</h2>{{template "table" .Appeared}}</section>
+<section id="fixed"><h2>Findings fixed</h2>{{template "table" .Fixed}}</section>
+</main>`))
+
+func (c *comparison) view() *compareView {
+	sh := newShortener(c.B.StartURL)
+	v := &compareView{A: c.A, B: c.B, Site: siteName(c.B.StartURL), ByKind: strings.Join(c.byKind(), ", ")}
+	v.Tiles = []tile{
+		{thousands(len(c.New)), "new URLs", ""},
+		{thousands(len(c.Removed)), "removed URLs", ""},
+		{thousands(len(c.Changed)), "changes", ""},
+		{thousands(len(c.Appeared)), "findings appeared", "error"},
+		{thousands(len(c.Fixed)), "findings fixed", "notice"},
+	}
+	b := newBudget()
+	v.New = b.table("new-table", cols("URL", "Status"), len(c.New), func(i int) row {
+		return row{sh.urlCell(c.New[i].URL), {Text: sh.all(c.New[i].After)}}
+	}, "No new URLs.")
+	v.Removed = b.table("removed-table", cols("URL", "Status before"), len(c.Removed), func(i int) row {
+		return row{sh.urlCell(c.Removed[i].URL), {Text: sh.all(c.Removed[i].Before)}}
+	}, "No URL of the earlier crawl is missing.")
+	v.Changed = b.table("changed-table", cols("URL", "Change", "Before", "After"), len(c.Changed), func(i int) row {
+		e := c.Changed[i]
+		return row{sh.urlCell(e.URL), {Text: e.What}, {Text: sh.all(e.Before), Class: "detail change-gone"}, {Text: sh.all(e.After), Class: "detail change-new"}}
+	}, "No status, title, description, canonical or indexability changed.")
+	finding := func(id string, es []diffEntry, after bool, empty string) htmlTable {
+		return b.table(id, cols("Severity", "Kind", "URL", "Detail"), len(es), func(i int) row {
+			e := es[i]
+			d := e.Before
+			if after {
+				d = e.After
+			}
+			sev := infoOf(e.What).Severity.String()
+			return row{{Text: sev, Badge: sev}, {Text: e.What}, sh.urlCell(e.URL), {Text: sh.all(d), Class: "detail"}}
+		}, empty)
+	}
+	v.Appeared = finding("appeared-table", c.Appeared, true, "No new findings.")
+	v.Fixed = finding("fixed-table", c.Fixed, false, "No finding of the earlier crawl is gone.")
+	return v
+}
+
+// writeHTML writes the comparison as a self-contained page in the report's style.
+func (c *comparison) writeHTML(w io.Writer, now time.Time) error {
+	p := newPage(fmt.Sprintf("Crawl Cove: crawl %d → %d of %s", c.A.ID, c.B.ID, siteName(c.B.StartURL)), now)
+	p.Compare = c.view()
+	return pageTemplate.Execute(w, p)
+}

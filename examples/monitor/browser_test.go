@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/testbrowser"
+)
+
+// -update-screenshot writes the screenshots the README shows (dashboard.png
+// and history.png in this directory) from the browser test below:
+//
+//	go test -run TestDashboardInRealBrowser ./examples/monitor -update-screenshot
+var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png and history.png for the README from the browser test")
+
+// consoleRecorder keeps every console message and browser-log entry of the
+// tab.
+type consoleRecorder struct {
+	mu   sync.Mutex
+	msgs []chromedp.ConsoleMessage
+}
+
+func recordConsole(ctx context.Context) *consoleRecorder {
+	r := &consoleRecorder{}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			r.mu.Lock()
+			r.msgs = append(r.msgs, m)
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *consoleRecorder) errors() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, m := range r.msgs {
+		if (m.Type == chromedp.ConsoleError || m.IsException()) && !strings.Contains(m.Text, "recorder-probe") {
+			out = append(out, m.String()+" at "+m.URL)
+		}
+	}
+	return out
+}
+
+func (r *consoleRecorder) sawProbe() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.msgs {
+		if strings.Contains(m.Text, "recorder-probe") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDashboardInRealBrowser loads the dashboard, a page's history and the
+// free tool in headless Chromium, from a database prepared by real runs
+// against loopback sites, and reads what a person sees.
+func TestDashboardInRealBrowser(t *testing.T) {
+	ctx := testbrowser.New(t, chromedp.WindowSize(1360, 900))
+	h := newHarness(t)
+	site := demoSites(t, h)
+	base, _, serveErr, stop := startServe(t, h.e, "-db", h.db, "-gap", "0s")
+	console := recordConsole(ctx)
+
+	// The dashboard: the banner is visible for the blocked page, with its
+	// rule and the link to the policy page.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`table.pages`),
+		chromedp.WaitVisible(`tr.o-blocked .banner`),
+	))
+	banner, err := chromedp.Run(ctx, chromedp.Text(`tr.o-blocked .banner strong`))
+	require.NoError(t, err)
+	assert.Equal(t, "Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.", banner)
+	rule, err := chromedp.Run(ctx, chromedp.Text(`tr.o-blocked .banner .rule`))
+	require.NoError(t, err)
+	assert.Equal(t, `disallowed by "Disallow: /private/" (line 2, user-agent 2-UAcomBot)`, rule)
+	link, err := chromedp.Run(ctx, chromedp.AttributeValue(`tr.o-blocked .banner a`, "href"))
+	require.NoError(t, err)
+	assert.Equal(t, "https://2-ua.com/support/robots", link.Value)
+	evil, err := chromedp.Run(ctx, chromedp.Text(`a[href="/page?url=http%3a%2f%2fshop.test%2fevil"]`))
+	require.NoError(t, err)
+	assert.Equal(t, "http://shop.test/evil", evil)
+	saved, err := chromedp.Run(ctx, chromedp.Text(`#bytes-saved`))
+	require.NoError(t, err)
+	assert.Equal(t, "4.8 KB not downloaded again thanks to conditional GET", saved, "the 304 of /about")
+	// The recorder works: a deliberate console message arrives.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[any](`console.error("recorder-probe")`))
+	require.NoError(t, err)
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), "dashboard.png"), shot, 0o644))
+	if *updateScreenshot {
+		require.NoError(t, os.WriteFile("dashboard.png", shot, 0o644))
+		t.Logf("wrote dashboard.png (%d bytes)", len(shot))
+	}
+
+	// The history page shows the word diff of the visible text.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/page?url="+url.QueryEscape("http://shop.test/pricing")),
+		chromedp.WaitVisible(`.worddiff`),
+	))
+	del, err := chromedp.Run(ctx, chromedp.Text(`.worddiff del`))
+	require.NoError(t, err)
+	ins, err := chromedp.Run(ctx, chromedp.Text(`.worddiff ins`))
+	require.NoError(t, err)
+	assert.Equal(t, "ten", del, "the first deletion")
+	assert.Equal(t, "plans", strings.TrimSpace(ins), "the first insertion")
+	diff, err := chromedp.Run(ctx, chromedp.Text(`.worddiff`))
+	require.NoError(t, err)
+	assert.Contains(t, diff, "Plans start at tentwelve euros a")
+	hist, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), "history.png"), hist, 0o644))
+	if *updateScreenshot {
+		require.NoError(t, os.WriteFile("history.png", hist, 0o644))
+	}
+
+	// The free tool, for an allowed URL: the response card.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/check"),
+		chromedp.WaitVisible(`form.check input[name=url]`),
+		chromedp.SetValue(`form.check input[name=url]`, "http://shop.test/pricing"),
+		chromedp.Click(`form.check button`),
+		chromedp.WaitVisible(`article.card`),
+	))
+	title, err := chromedp.Run(ctx, chromedp.Text(`article.card dd.title`))
+	require.NoError(t, err)
+	assert.Equal(t, "Pricing plans", title)
+
+	// ...and for a disallowed one: the banner instead of the card.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(`form.check input[name=url]`, "http://shop.test/private/new"),
+		chromedp.Click(`form.check button`),
+		chromedp.WaitVisible(`div.banner#result`),
+	))
+	banner, err = chromedp.Run(ctx, chromedp.Text(`div.banner#result strong`))
+	require.NoError(t, err)
+	assert.Equal(t, "Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.", banner)
+	cards, err := chromedp.Run(ctx, chromedp.Nodes(`article.card`, chromedp.AtLeast(0)))
+	require.NoError(t, err)
+	assert.Empty(t, cards, "no response card")
+	link, err = chromedp.Run(ctx, chromedp.AttributeValue(`div.banner#result a`, "href"))
+	require.NoError(t, err)
+	assert.Equal(t, "https://2-ua.com/support/robots", link.Value)
+	assert.Equal(t, 0, site.Count("/private/new"), "nothing but robots.txt was fetched")
+
+	assert.True(t, console.sawProbe(), "the console recorder saw the probe")
+	assert.Empty(t, console.errors(), "console errors")
+	require.Equal(t, exitOK, stop(), serveErr.String())
+}

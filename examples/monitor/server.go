@@ -1,0 +1,583 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"log"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// The web side of the monitor: `monitor serve`. Handlers call the same
+// functions as the CLI (track's validation, the free tool's check, the
+// store's queries); the server adds only what a listening socket needs:
+// loopback by default, cross-origin POSTs refused, bodies capped, every
+// value escaped by html/template, a Content-Security-Policy without inline
+// script, and a per-client-IP token bucket in front of the free tool (each
+// check makes the monitor fetch a stranger's site).
+
+//go:embed web
+var webFiles embed.FS
+
+const (
+	// pageSize is the rows of one dashboard or API page: the dashboard's
+	// cost is that of one page, whatever the number of tracked pages.
+	pageSize = 50
+	// historySize is the snapshots of one history page.
+	historySize = 30
+	// maxFormBytes caps a request body: forms carry one URL.
+	maxFormBytes = 16 << 10
+	// csp allows this origin's files only: no inline script or style, no
+	// frames of this page anywhere.
+	csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; " +
+		"frame-ancestors 'none'; base-uri 'none'"
+)
+
+// server serves the dashboard, page history, free tool and JSON API.
+type server struct {
+	m       *monitor
+	st      *store
+	tool    *freeTool
+	limiter *ipLimiter
+	pages   map[string]*template.Template
+	now     func() time.Time
+	banner  string
+	policy  string
+	errLog  *log.Logger
+}
+
+func newServer(m *monitor, errOut io.Writer) (*server, error) {
+	tool, err := newFreeTool(m)
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		m: m, st: m.st, tool: tool, now: m.now,
+		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
+		banner:  skippedBanner(m.token),
+		policy:  policyURL(m.o.userAgent),
+		errLog:  log.New(errOut, "monitor serve: ", 0),
+		pages:   map[string]*template.Template{},
+	}
+	funcs := template.FuncMap{
+		"when":  fmtShort,
+		"bytes": fmtBytes,
+		"dur":   fmtDuration,
+		"outcomeLabel": func(oc string) string {
+			for _, o := range outcomeChoices {
+				if o.Value == oc {
+					return o.Label
+				}
+			}
+			if oc == "" {
+				return "not checked yet"
+			}
+			return oc
+		},
+	}
+	for _, name := range []string{"dashboard", "history", "check"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		s.pages[name] = t
+	}
+	return s, nil
+}
+
+// handler is the whole site with its protections.
+func (s *server) handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(webFiles, "web/static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", s.dashboard)
+	mux.HandleFunc("GET /page", s.history)
+	mux.HandleFunc("GET /check", s.checkForm)
+	mux.HandleFunc("POST /check", s.checkPost)
+	mux.HandleFunc("POST /track", s.trackPost)
+	mux.HandleFunc("POST /untrack", s.untrackPost)
+	mux.HandleFunc("GET /api/pages", s.apiPages)
+	mux.HandleFunc("GET /api/pages/{url}/snapshots", s.apiSnapshots)
+	mux.HandleFunc("POST /api/check", s.apiCheck)
+
+	cop := http.NewCrossOriginProtection()
+	var h http.Handler = mux
+	h = cop.Handler(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", csp)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "same-origin")
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// serve runs `monitor serve`: the site on o.addr and, with -watch, the
+// scheduler in the same process, until ctx ends.
+func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) error {
+	s, err := newServer(m, stderr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", m.o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.o.addr, err)
+	}
+	addr := ln.Addr().String()
+	fmt.Fprintf(stdout, "serving http://%s/ (database %s)\n", addr, m.o.db)
+	if host, _, _ := net.SplitHostPort(addr); !isLoopbackHost(host) {
+		fmt.Fprintf(stderr, "monitor serve: listening on %s, not loopback: anyone who can reach it can use the free tool and track pages\n", addr)
+	}
+	if e.listening != nil {
+		e.listening(addr)
+	}
+	srv := &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          s.errLog,
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var watchErr error
+	if m.o.watch {
+		wg.Go(func() {
+			watchErr = m.watch(ctx, &syncWriter{w: stdout}, e.sleeper())
+			if watchErr != nil {
+				cancel() // the database failed: stop serving too
+			}
+		})
+	}
+	wg.Go(func() {
+		<-ctx.Done()
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		srv.Shutdown(sctx)
+	})
+	err = srv.Serve(ln)
+	cancel()
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, watchErr)
+}
+
+func isLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	a, err := net.ResolveIPAddr("ip", h)
+	return err == nil && a.IP.IsLoopback()
+}
+
+// syncWriter serialises writes of the scheduler's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// common is what every page shows.
+type common struct {
+	UA, Token, Policy, Banner string
+	Msg, Err                  string
+}
+
+func (s *server) common(r *http.Request) common {
+	return common{UA: s.m.o.userAgent, Token: s.m.token, Policy: s.policy, Banner: s.banner,
+		Msg: r.URL.Query().Get("msg")}
+}
+
+// render executes a page into a buffer first, so a template error is a 500
+// and not half a page.
+func (s *server) render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := s.pages[name].ExecuteTemplate(&buf, "base", data); err != nil {
+		s.fail(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func (s *server) fail(w http.ResponseWriter, err error) {
+	s.errLog.Print(err)
+	http.Error(w, "internal error (see the server's log)", http.StatusInternalServerError)
+}
+
+// outcomeChoice is one option of the dashboard's outcome filter.
+type outcomeChoice struct{ Value, Label string }
+
+var outcomeChoices = []outcomeChoice{
+	{outcomeOK, "ok"},
+	{outcomeError, "error"},
+	{outcomeBlocked, "blocked by robots.txt"},
+	{outcomeRobotsWait, "robots.txt unreachable"},
+	{"new", "not checked yet"},
+}
+
+func validOutcome(v string) bool {
+	if v == "" {
+		return true
+	}
+	for _, o := range outcomeChoices {
+		if o.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+// dashRow is one tracked page on the dashboard.
+type dashRow struct {
+	P       page
+	Blocked bool
+	Due     time.Time
+	DueNow  bool
+}
+
+type dashData struct {
+	common
+	Totals           totals
+	Hosts            []string
+	Outcomes         []outcomeChoice
+	Filter           pageFilter
+	Rows             []dashRow
+	Total            int
+	Page, LastPage   int
+	PrevURL, NextURL string
+}
+
+// pageNumber reads ?page=N (1-based).
+func pageNumber(r *http.Request) int {
+	n, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return min(n, math.MaxInt32)
+}
+
+func (s *server) filter(r *http.Request) (pageFilter, error) {
+	q := r.URL.Query()
+	f := pageFilter{Host: q.Get("host"), Outcome: q.Get("outcome")}
+	if !validOutcome(f.Outcome) {
+		return f, fmt.Errorf("unknown outcome %q", f.Outcome)
+	}
+	return f, nil
+}
+
+func (s *server) dashboard(w http.ResponseWriter, r *http.Request) {
+	s.dashboardWith(w, r, http.StatusOK, "")
+}
+
+func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status int, errMsg string) {
+	ctx := r.Context()
+	d := dashData{common: s.common(r), Outcomes: outcomeChoices}
+	d.Err = errMsg
+	f, err := s.filter(r)
+	if err != nil {
+		d.Err = err.Error()
+		status = http.StatusBadRequest
+		f = pageFilter{}
+	}
+	d.Filter = f
+	d.Page = pageNumber(r)
+	if d.Totals, err = s.st.totals(ctx); err != nil {
+		s.fail(w, err)
+		return
+	}
+	if d.Hosts, err = s.st.hosts(ctx); err != nil {
+		s.fail(w, err)
+		return
+	}
+	pages, total, err := s.st.listPages(ctx, f, pageSize, (d.Page-1)*pageSize)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	now := s.now()
+	for _, p := range pages {
+		d.Rows = append(d.Rows, dashRow{P: p, Blocked: p.LastOutcome == outcomeBlocked, Due: p.due(), DueNow: !p.due().After(now)})
+	}
+	d.Total = total
+	d.LastPage = max(1, (total+pageSize-1)/pageSize)
+	link := func(n int) string {
+		v := url.Values{}
+		if f.Host != "" {
+			v.Set("host", f.Host)
+		}
+		if f.Outcome != "" {
+			v.Set("outcome", f.Outcome)
+		}
+		v.Set("page", strconv.Itoa(n))
+		return "/?" + v.Encode()
+	}
+	d.PrevURL, d.NextURL = link(d.Page-1), link(d.Page+1)
+	s.render(w, status, "dashboard", d)
+}
+
+// histEntry is one snapshot on the history page with its changes.
+type histEntry struct {
+	S       *snapshot
+	Outcome string
+	Changes []change
+	First   bool
+}
+
+type histData struct {
+	common
+	P                page
+	Due              time.Time
+	DueNow           bool
+	Entries          []histEntry
+	Total            int
+	Page, LastPage   int
+	PrevURL, NextURL string
+}
+
+// historyEntries loads one page of a page's snapshots (newest first) and
+// the changes of each against the one before it: one more snapshot than
+// shown is read, and blocked snapshots are never compared.
+func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
+	snaps, total, err := s.st.pageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
+	if err != nil {
+		return nil, 0, err
+	}
+	entries := make([]histEntry, 0, len(snaps))
+	for i, sn := range snaps {
+		if i == historySize {
+			break
+		}
+		oc, _ := sn.outcome()
+		e := histEntry{S: sn, Outcome: oc}
+		if !sn.Blocked {
+			var prev *snapshot
+			for _, older := range snaps[i+1:] {
+				if !older.Blocked {
+					prev = older
+					break
+				}
+			}
+			if prev == nil && (pageNo-1)*historySize+i == total-1 {
+				e.First = true
+			}
+			if prev != nil {
+				e.Changes = diffSnapshots(prev, sn)
+			}
+		}
+		entries = append(entries, e)
+	}
+	return entries, total, nil
+}
+
+func (s *server) history(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	u := r.URL.Query().Get("url")
+	p, ok, err := s.st.page(ctx, u)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if !ok {
+		s.dashboardWith(w, r, http.StatusNotFound, fmt.Sprintf("not tracked: %s", u))
+		return
+	}
+	d := histData{common: s.common(r), P: p, Due: p.due(), DueNow: !p.due().After(s.now()), Page: pageNumber(r)}
+	d.Entries, d.Total, err = s.historyEntries(ctx, u, d.Page)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	d.LastPage = max(1, (d.Total+historySize-1)/historySize)
+	link := func(n int) string { return "/page?" + url.Values{"url": {u}, "page": {strconv.Itoa(n)}}.Encode() }
+	d.PrevURL, d.NextURL = link(d.Page-1), link(d.Page+1)
+	s.render(w, http.StatusOK, "history", d)
+}
+
+type checkData struct {
+	common
+	URL  string
+	Card *card
+}
+
+func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: r.URL.Query().Get("url")})
+}
+
+// rateLimited answers 429 with Retry-After when the client's bucket is
+// empty, and reports whether it did.
+func (s *server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
+	ok, wait := s.limiter.allow(clientIP(r), time.Now())
+	if ok {
+		return false
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+	msg := fmt.Sprintf("too many checks from your address: try again in %d s", max(secs, 1))
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": msg})
+	} else {
+		d := checkData{common: s.common(r), URL: r.PostFormValue("url")}
+		d.Err = msg
+		s.render(w, http.StatusTooManyRequests, "check", d)
+	}
+	return true
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// formURL reads and validates the url field like the CLI does.
+func formURL(r *http.Request) (raw, canonical string, err error) {
+	if err := r.ParseForm(); err != nil {
+		return "", "", fmt.Errorf("bad form: %v", err)
+	}
+	raw = strings.TrimSpace(r.PostFormValue("url"))
+	if raw == "" {
+		return "", "", errors.New("no URL given")
+	}
+	canonical, err = canonicalURL(raw)
+	return raw, canonical, err
+}
+
+func (s *server) checkPost(w http.ResponseWriter, r *http.Request) {
+	raw, u, err := formURL(r)
+	if err != nil {
+		d := checkData{common: s.common(r), URL: raw}
+		d.Err = err.Error()
+		s.render(w, http.StatusBadRequest, "check", d)
+		return
+	}
+	if s.rateLimited(w, r) {
+		return
+	}
+	c := s.tool.check(r.Context(), u)
+	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: u, Card: c})
+}
+
+func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
+	_, u, err := formURL(r)
+	if err != nil {
+		s.dashboardWith(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	iv := strings.TrimSpace(r.PostFormValue("interval"))
+	interval := minInterval
+	if iv != "" {
+		if interval, err = time.ParseDuration(iv); err != nil {
+			s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("interval %q: want a duration such as 6h or 24h", iv))
+			return
+		}
+	}
+	if err := validInterval(interval); err != nil {
+		s.dashboardWith(w, r, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "-"))
+		return
+	}
+	if err := s.m.guard.checkURL(r.Context(), u); err != nil {
+		s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("%s: %v", u, err))
+		return
+	}
+	if err := s.st.track(r.Context(), []string{u}, interval, s.now()); err != nil {
+		s.fail(w, err)
+		return
+	}
+	http.Redirect(w, r, "/?"+url.Values{"msg": {fmt.Sprintf("tracking %s every %s", u, fmtDuration(interval))}}.Encode(), http.StatusSeeOther)
+}
+
+func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
+	_, u, err := formURL(r)
+	if err != nil {
+		s.dashboardWith(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	missing, err := s.st.untrack(r.Context(), []string{u})
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
+	if len(missing) > 0 {
+		s.dashboardWith(w, r, http.StatusNotFound, "not tracked: "+u)
+		return
+	}
+	http.Redirect(w, r, "/?"+url.Values{"msg": {"untracked " + u}}.Encode(), http.StatusSeeOther)
+}
+
+// ipLimiter is a token bucket per client IP. Buckets idle long enough to be
+// full again are dropped, so the map stays as small as the set of recent
+// clients.
+type ipLimiter struct {
+	mu      sync.Mutex
+	limit   rate.Limit
+	burst   int
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+func newIPLimiter(limit rate.Limit, burst int) *ipLimiter {
+	return &ipLimiter{limit: limit, burst: burst, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token for ip at now; when there is none it says how long
+// until there will be.
+func (l *ipLimiter) allow(ip string, now time.Time) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buckets) > 10000 {
+		full := time.Duration(float64(l.burst) / float64(l.limit) * float64(time.Second))
+		for k, b := range l.buckets {
+			if now.Sub(b.seen) > full {
+				delete(l.buckets, k)
+			}
+		}
+	}
+	b := l.buckets[ip]
+	if b == nil {
+		b = &bucket{lim: rate.NewLimiter(l.limit, l.burst)}
+		l.buckets[ip] = b
+	}
+	b.seen = now
+	res := b.lim.ReserveN(now, 1)
+	if !res.OK() {
+		return false, time.Minute
+	}
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
