@@ -50,7 +50,8 @@
 //     write(2); on HTTP/2 when the connection is assigned — that the
 //     window has not passed. If it has, the request is not sent but
 //     admitted again, waiting for the gaps (its in-flight slot is still
-//     counted): FleetStats.Readmitted.
+//     counted): FleetStats.Readmitted. That wait happens inside the
+//     transport, so fetch counts it in Result.TTFB, not GateWait.
 //   - The gate spaces admissions to a site by its gap plus StartWindow
 //     (for every nonzero gap: the site's, the run's, the slowdown's), so
 //     requests start at least the gap apart across the fleet.
