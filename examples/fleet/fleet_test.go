@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -157,9 +158,23 @@ func TestThreeWorkersOnRedis(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, sites[3].MaxInFlight(), "site 3: inflight=1 across three workers")
-	reqs := sites[3].Requests()
-	for k := 1; k < len(reqs); k++ {
-		assert.GreaterOrEqual(t, reqs[k].Time.Sub(reqs[k-1].Time), 40*time.Millisecond-15*time.Millisecond, "site 3 gap")
+	// Site 3's gap, 40 ms, as the site sees it: between the moments
+	// requests reached its kernel (not when its handlers got to run,
+	// which a loaded machine delays), less 2 ms for the kernel's own
+	// path after a worker's write (see redisfrontier's fleet test).
+	var at []time.Time
+	for _, r := range sites[3].Requests() {
+		if r.Arrived.IsZero() {
+			if runtime.GOOS == "linux" {
+				t.Fatalf("%s has no kernel arrival time", r.Path)
+			}
+			t.Skipf("kernel receive times are read on Linux only, not %s", runtime.GOOS)
+		}
+		at = append(at, r.Arrived)
+	}
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	for k := 1; k < len(at); k++ {
+		assert.GreaterOrEqual(t, at[k].Sub(at[k-1]), 40*time.Millisecond-2*time.Millisecond, "site 3: requests %d and %d", k-1, k)
 	}
 }
 

@@ -19,7 +19,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +26,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -42,7 +40,6 @@ import (
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
 
@@ -325,11 +322,9 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page))
 		var links []string
 		if ferr != nil {
 			p.Err = ferr.Error()
-		} else if base, err := url.Parse(res.FinalURL); err == nil && strings.HasPrefix(res.MediaType(), "text/html") {
-			if pg, err := htmlx.Parse(bytes.NewReader(res.Body), base); err == nil {
-				for _, l := range pg.Links {
-					links = append(links, l.URL)
-				}
+		} else if pg, err := res.Page(); err == nil { // fetch/page; not HTML: no links
+			for _, l := range pg.Links {
+				links = append(links, l.URL)
 			}
 		}
 		p.Links = len(links)
@@ -374,7 +369,14 @@ func (r *redisCrawler) progress(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return statsLine(st.Stats, st.Sites, st.Rehanded), nil
+	line := statsLine(st.Stats, st.Sites, st.Rehanded)
+	if n := st.Readmitted + st.LateStarts; n > 0 {
+		// Requests a worker could not start within the start window
+		// of their admission (a loaded machine): admitted again, or
+		// recorded as late starts, so the gaps held.
+		line += fmt.Sprintf(", %d late starts (%d admitted again)", n, st.Readmitted)
+	}
+	return line, nil
 }
 
 func statsLine(st frontier.Stats, sites, rehanded int) string {

@@ -44,32 +44,41 @@ func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, s
 // BenchmarkCrawlPage crawls a 20-site fleet (13 pages each, robots.txt
 // disallowing one link, a link to the next site) with one worker of 4
 // goroutines and reports Redis round trips, operations (commands run,
-// those inside scripts included) and server time in scripts per page.
+// those inside scripts included) and server time in scripts per page, and
+// how many requests per page missed their start window (admitted again or
+// recorded late, each one more round trip). Sites have no gap, or 20 ms.
 func BenchmarkCrawlPage(b *testing.B) {
-	for b.Loop() {
-		b.StopTimer()
-		_, rdb := startRedis(b)
-		sites := makeSites(b, 20, 0)
-		cfg := redisfrontier.DefaultConfig("bench")
-		cfg.Site = redisfrontier.Limits{MaxDepth: 5, InFlight: 4}
-		w := newWorker(b, rdb, cfg)
-		ctx := context.Background()
-		for _, s := range startURLs(sites) {
-			w.f.Add(ctx, s, 0, "")
-		}
-		ops0, us0 := commandCalls(b, ctx, rdb)
-		rt0 := w.f.RoundTrips()
-		b.StartTimer()
-		var n int
-		var mu sync.Mutex
-		require.NoError(b, w.crawl(ctx, 4, func(fetched) { mu.Lock(); n++; mu.Unlock() }))
-		b.StopTimer()
-		ops1, us1 := commandCalls(b, ctx, rdb)
-		b.ReportMetric(float64(us1-us0)/float64(n), "redis-µs/page")
-		b.ReportMetric(float64(w.f.RoundTrips()-rt0)/float64(n), "roundtrips/page")
-		b.ReportMetric(float64(ops1-ops0)/float64(n), "redis-ops/page")
-		b.ReportMetric(float64(n), "pages")
-		b.StartTimer()
+	for _, gap := range []time.Duration{0, 20 * time.Millisecond} {
+		b.Run("gap="+gap.String(), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				_, rdb := startRedis(b)
+				sites := makeSites(b, 20, 0)
+				cfg := redisfrontier.DefaultConfig("bench")
+				cfg.Site = redisfrontier.Limits{MaxDepth: 5, InFlight: 4, Gap: gap}
+				w := newWorker(b, rdb, cfg)
+				ctx := context.Background()
+				for _, s := range startURLs(sites) {
+					w.f.Add(ctx, s, 0, "")
+				}
+				ops0, us0 := commandCalls(b, ctx, rdb)
+				rt0 := w.f.RoundTrips()
+				b.StartTimer()
+				var n int
+				var mu sync.Mutex
+				require.NoError(b, w.crawl(ctx, 4, func(fetched) { mu.Lock(); n++; mu.Unlock() }))
+				b.StopTimer()
+				ops1, us1 := commandCalls(b, ctx, rdb)
+				st, err := w.f.FleetStats(ctx)
+				require.NoError(b, err)
+				b.ReportMetric(float64(us1-us0)/float64(n), "redis-µs/page")
+				b.ReportMetric(float64(w.f.RoundTrips()-rt0)/float64(n), "roundtrips/page")
+				b.ReportMetric(float64(ops1-ops0)/float64(n), "redis-ops/page")
+				b.ReportMetric(float64(st.Readmitted+st.LateStarts)/float64(n), "late/page")
+				b.ReportMetric(float64(n), "pages")
+				b.StartTimer()
+			}
+		})
 	}
 }
 

@@ -49,9 +49,17 @@ const (
 	MaxShards     = 1024
 )
 
+// Config.StartWindow: the default (0) and the accepted range.
+const (
+	DefaultStartWindow = 10 * time.Millisecond
+	MinStartWindow     = time.Millisecond
+	MaxStartWindow     = 10 * time.Second
+)
+
 // Config holds a Frontier's settings. Every worker of a crawl must use the
-// same Crawl, Prefix, Shards, MaxInFlight, Gap and Slowdown limits (New
-// refuses a mismatch); Site, Robots, Lease and Logger are per worker.
+// same Crawl, Prefix, Shards, MaxInFlight, Gap, StartWindow and Slowdown
+// limits (New refuses a mismatch); Site, Robots, Lease and Logger are per
+// worker.
 type Config struct {
 	// Crawl names the crawl; workers with the same name share it. Letters,
 	// digits and "-_." only.
@@ -74,11 +82,15 @@ type Config struct {
 	Site Limits
 	// Client, if set, is this worker's polite HTTP client, wired in one
 	// step as with frontier.Config.Client: New makes the Frontier its Gate
-	// (Client.Gate must be nil), shares one Slowdown latch between the
-	// two, asks the client's robots checker when Robots is nil, takes its
-	// tokens when RobotsTokens is empty and its Logger when Logger is nil,
-	// and gives the client's robots cache this crawl's RobotsStore when it
-	// has no Store, so the fleet fetches each robots.txt once.
+	// (Client.Gate must be nil), sets its Transport to
+	// Frontier.Transport(Client.Transport) so that requests start within
+	// StartWindow of their admission, shares one Slowdown latch between
+	// the two, asks the client's robots checker when Robots is nil, takes
+	// its tokens when RobotsTokens is empty and its Logger when Logger is
+	// nil, and gives the client's robots cache this crawl's RobotsStore
+	// when it has no Store, so the fleet fetches each robots.txt once.
+	// Call New before the client's first request: a fetch.Client reads
+	// its Transport once.
 	Client *fetch.Client
 	// Robots, if set, is asked about every URL of a site before it is
 	// queued, for the product tokens RobotsTokens, which must then be set
@@ -100,12 +112,25 @@ type Config struct {
 	// after it a dead worker's items are handed out again and its slots
 	// free themselves. 0 means 30s; at least 200ms.
 	Lease time.Duration
+	// StartWindow is the longest a worker may take from the moment it
+	// asked the gate for a request (the Redis call that admitted it) to
+	// the moment the request's first bytes are written; a request that
+	// could not start in time is not sent but admitted again. The gate
+	// spaces admissions by every nonzero gap plus StartWindow, so that
+	// requests start — leave the fleet — at least the gap apart (see the
+	// package doc). It must exceed this worker's Redis round trip. 0 means
+	// DefaultStartWindow (10ms); MinStartWindow..MaxStartWindow.
+	StartWindow time.Duration
 	// Outage is how long calls keep retrying while Redis is unreachable
 	// before they fail with ErrUnavailable; 0 means 30s, negative means no
 	// retry.
 	Outage time.Duration
-	// Logger receives decision events (frontier.add, frontier.gate_wait at
-	// Debug) and Redis trouble (redisfrontier.unavailable,
+	// Logger receives decision events (frontier.add, frontier.gate_wait,
+	// redisfrontier.admit — each admission with its Redis time at_us, and
+	// again=true for a request admitted again — and
+	// redisfrontier.readmit at Debug), requests that left later than
+	// StartWindow after their admission (redisfrontier.late_start at
+	// Warn) and Redis trouble (redisfrontier.unavailable,
 	// redisfrontier.lease_lost at Warn, redisfrontier.state_lost at
 	// Error). nil means silent.
 	Logger *slog.Logger
@@ -141,6 +166,9 @@ func (c *Config) validate() error {
 	}
 	if c.Robots != nil && len(c.RobotsTokens) == 0 {
 		return &frontier.ConfigError{Field: "RobotsTokens", Value: "none (required when Robots is set)"}
+	}
+	if c.StartWindow != 0 && (c.StartWindow < MinStartWindow || c.StartWindow > MaxStartWindow) {
+		return bad("StartWindow", c.StartWindow, "0 (= "+DefaultStartWindow.String()+") or "+MinStartWindow.String()+".."+MaxStartWindow.String())
 	}
 	if c.Lease != 0 && c.Lease < MinLease {
 		return bad("Lease", c.Lease, "0 (= 30s) or at least "+MinLease.String())

@@ -31,6 +31,51 @@
 // fetched twice, and Done then reports ErrLeaseLost to a worker that
 // stalled past its lease.
 //
+// # Request starts: what a site owner sees
+//
+// The gap a site owner reads is between request starts as the site sees
+// them. The gate admits a request at a moment of the Redis clock, but the
+// request leaves its worker later — after the reply came back, the
+// worker's goroutines ran and a connection was found: under -race on a
+// loaded 2-core machine 4 ms typically and up to 80 ms, more for one
+// request than for the next, enough to bring two requests to a site
+// closer than the gap between their admissions (measured: 93 µs apart
+// for a 50 ms gap). So an admission is good for Config.StartWindow
+// (10 ms), counted on the worker's clock from when it sent the Redis call
+// that admitted the request — no clock is compared with Redis's:
+//
+//   - A request starts when its first bytes are handed to the kernel. The
+//     transport Config.Client gets (Frontier.Transport) checks at the last
+//     moment — on HTTP/1.x inside the connection's Write, just before
+//     write(2); on HTTP/2 when the connection is assigned — that the
+//     window has not passed. If it has, the request is not sent but
+//     admitted again, waiting for the gaps (its in-flight slot is still
+//     counted): FleetStats.Readmitted. That wait happens inside the
+//     transport, so fetch counts it in Result.TTFB, not GateWait.
+//   - The gate spaces admissions to a site by its gap plus StartWindow
+//     (for every nonzero gap: the site's, the run's, the slowdown's), so
+//     requests start at least the gap apart across the fleet.
+//   - The worker may still be descheduled between that check and write(2)
+//     (measured under the same load: 15 µs typically, a rare stall of
+//     18 ms). When the write returns later than the window allowed, the
+//     worker records a start at that moment in Redis before going on
+//     (FleetStats.LateStarts, event redisfrontier.late_start), which the
+//     next admission is spaced from; only a stall longer than the gap plus
+//     StartWindow could bring two starts closer than the gap.
+//
+// The site sees requests arrive at least the gap apart, less the
+// difference between two requests' paths from write(2) to its kernel:
+// microseconds on loopback (the tests measure arrivals with the server
+// kernel's receive timestamps, to within 2 ms), the network's jitter on
+// the internet, which no crawler controls. In flight it sees at most the
+// limit: a request is handled within its slot. A crawl with a gap runs
+// StartWindow per request slower (3 % at the default 300 ms); with gap 0
+// nothing is added, and the window still bounds how late a request
+// admitted before a 429 may start. A worker whose Redis round trip
+// exceeds StartWindow can start nothing: its requests fail with
+// ErrLateStart. Every request admitted and every late start can be
+// logged (Config.Logger), on the Redis clock.
+//
 // Waiters are woken by a publish on the crawl's channel whenever a script
 // frees capacity or queues work, and otherwise sleep exactly until the
 // time the script named (the next gap, the next lease expiry): there is no
@@ -40,7 +85,8 @@
 //
 // A page costs three round trips: Next, Acquire, and Finish, which adds
 // the page's links and marks it done in one call (Add per link and Done
-// work too, in more calls). Links are checked against robots.txt before
+// work too, in more calls); a request that misses its start window (see
+// below) costs one more. Links are checked against robots.txt before
 // they are queued (Config.Robots); a disallowed URL is never requested.
 //
 // # Seen set
@@ -93,13 +139,27 @@
 // # Figures
 //
 // Measured with the benchmarks of this package on a 2-core machine shared
-// with other jobs (load average 7 to 22, so times swing), Redis 7.0 on
+// with other jobs (load average 2 to 22, so times swing), Redis 7.0 on
 // loopback: 3.03 round trips and 79 Redis commands (inside scripts) per
-// page, 190–280 µs of Redis script time per page; with 1, 2 and 4 workers
-// (20 sites answering in 50 ms, gap 0, 4 goroutines per worker) 71, 110
-// and 266 pages/s in one run (3.7×), 73, 137 and 235 in another (3.2×);
-// at 1,000,000 URLs (1,000 sites), 9.3 bytes per seen URL (MEMORY USAGE of
-// the seen sets; no bucket past the intset limit) and 91 bytes per queued
-// URL (the URL and the page it was found on, about 80 bytes of text here),
-// 95 bytes per URL of used_memory in all.
+// page, 160–280 µs of Redis script time per page, no request missing its
+// start window (sites with no gap; with a 20 ms gap 5.2–6.6 round trips
+// per page, the extra ones a worker's idle goroutines asking Next again
+// after a wait, 4.3–5.1 before admissions were spaced by the window, and
+// still none late); with 1, 2 and 4 workers (20 sites answering in 50 ms,
+// gap 0, 4 goroutines per worker) 75, 145–149 and 280–291 pages/s (3.7–3.8×,
+// three runs at load 1.4–3.6; earlier 71, 110, 266 and 73, 137, 235 at
+// load 7–22); at 1,000,000 URLs (1,000 sites), 9.3 bytes per seen URL
+// (MEMORY USAGE of the seen sets; no bucket past the intset limit) and 91
+// bytes per queued URL (the URL and the page it was found on, about 80
+// bytes of text here), 95 bytes per URL of used_memory in all.
+//
+// The start window, in the fleet test (4 worker processes under -race, 20
+// sites, gap 50 ms, load 2–10, about 20 runs): without it a request
+// reached its site 4–9 ms after its admission typically, up to 80 ms, and
+// two requests to a site 93 µs apart; with it every request arrived
+// within 9.7 ms of its admission, the last check to the server's kernel
+// took 10–18 µs typically (p99 at most 0.4 ms; one stall of 18 ms in
+// about 2,000 requests: what late starts are recorded for), and the least
+// gap between arrivals at a site was 54.5–58 ms. Under that load 5–110 %
+// of requests were admitted again (without -race, none).
 package redisfrontier

@@ -19,6 +19,11 @@ var (
 	// ErrConfigMismatch: a worker's Config disagrees with the crawl's
 	// stored settings (another worker created the crawl differently).
 	ErrConfigMismatch = errors.New("redisfrontier: config differs from the crawl's stored settings")
+	// ErrLateStart: a request was admitted again and again but each time
+	// could not start within Config.StartWindow of its admission (see the
+	// package doc); the Redis round trip from this worker is longer than
+	// the window. The request was not sent.
+	ErrLateStart = errors.New("redisfrontier: request could not start within the start window of its admission")
 	// ErrClosed: the Frontier was closed.
 	ErrClosed = errors.New("redisfrontier: closed")
 )

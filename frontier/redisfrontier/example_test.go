@@ -1,11 +1,9 @@
 package redisfrontier_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,7 +11,6 @@ import (
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier"
-	"github.com/politecrawl/polite/internal/htmlx"
 )
 
 // Example is one worker of a fleet: run the same program on as many
@@ -55,8 +52,8 @@ func Example() {
 		res, err := client.Get(ctx, it.URL)
 		var links []string
 		if err == nil {
-			base, _ := url.Parse(res.FinalURL)
-			if page, perr := htmlx.Parse(bytes.NewReader(res.Body), base); perr == nil {
+			// fetch/page: links resolved against <base href> and the final URL.
+			if page, perr := res.Page(); perr == nil {
 				for _, l := range page.Links {
 					links = append(links, l.URL)
 				}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -49,6 +50,13 @@ type Frontier struct {
 	roundTrips atomic.Int64
 
 	wake *waker
+
+	// Admissions waiting for their requests (see start.go), by URL.
+	startWin time.Duration
+	admitMu  sync.Mutex
+	admits   map[string][]admission
+	admitN   int
+	ownBase  []*http.Transport // base transports made by Transport (admitMu)
 
 	mu       sync.Mutex
 	sites    map[string]Limits   // units known to be sites
@@ -110,6 +118,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	if cfg.Lease == 0 {
 		cfg.Lease = DefaultLease
 	}
+	if cfg.StartWindow == 0 {
+		cfg.StartWindow = DefaultStartWindow
+	}
 	f := &Frontier{
 		rdb:      rdb,
 		cfg:      cfg,
@@ -128,6 +139,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 		drops:    make(map[frontier.Outcome]int),
 		flush:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
+		startWin: cfg.StartWindow,
+		admits:   make(map[string][]admission),
 	}
 	if f.outage == 0 {
 		f.outage = DefaultOutage
@@ -137,7 +150,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	newID := randomHex(8)
 	initTag := func(t string) (string, error) {
 		res, err := scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
-			cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), alpha, newID).StringSlice()
+			cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), cfg.StartWindow.Microseconds(), alpha, newID).StringSlice()
 		if err != nil {
 			return "", fmt.Errorf("redisfrontier: joining crawl %q: %w", cfg.Crawl, err)
 		}
@@ -171,6 +184,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	if c != nil {
 		c.Slowdown = cfg.Slowdown
 		c.Gate = f
+		// Requests start within the start window of their admission.
+		c.Transport = f.Transport(c.Transport)
 		// The fleet shares robots.txt: the client's cache loads what any
 		// worker fetched, and takes the fleet-wide fetch lock.
 		if rc := c.RobotsCache(); rc != nil && rc.Store == nil {
@@ -241,6 +256,12 @@ func (f *Frontier) Close() error {
 	defer cancel()
 	err := f.flushReleases(ctx)
 	f.wake.close()
+	f.admitMu.Lock()
+	own := f.ownBase
+	f.admitMu.Unlock()
+	for _, t := range own {
+		t.CloseIdleConnections()
+	}
 	return err
 }
 
@@ -267,6 +288,7 @@ func (f *Frontier) background() {
 			return
 		case <-tick.C:
 			f.renew(ctx)
+			f.sweepAdmissions()
 		case <-f.flush:
 			// Give the worker's next call (usually Done/Finish, a moment
 			// away) the chance to carry the release in the same round trip.
@@ -962,7 +984,9 @@ func (f *Frontier) update(ctx context.Context, s int, batch []*pendingAdd, d *do
 // finished; extra calls do nothing. It implements fetch.Gate: pages,
 // robots.txt, sitemaps, retries and redirect hops all pass through it.
 // release sends nothing itself: the slot is freed by this worker's next
-// Redis call, or within a few milliseconds.
+// Redis call, or within a few milliseconds. The admission is good for
+// Config.StartWindow: the request must be sent through Transport (which
+// Config.Client gets), which admits it again if it comes later.
 func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	if u == nil {
 		return nil, fmt.Errorf("%w: nil URL", frontier.ErrInvalidURL)
@@ -977,6 +1001,7 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	var waited time.Time
 	for {
 		gen := f.wake.snapshot()
+		call := time.Now()
 		res, err := f.run(ctx, shard, scriptAcquire, unit, slot, f.defIF, f.defGap)
 		if err != nil {
 			return nil, fmt.Errorf("redisfrontier: waiting to request %s: %w", u.Redacted(), err)
@@ -987,11 +1012,12 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 					f.log.LogAttrs(ctx, slog.LevelDebug, "frontier.gate_wait", slog.String("url", u.Redacted()),
 						slog.String("host", host), slog.Duration("wait", time.Since(waited)))
 				}
-				// The fleet's audit trail: when the gate let each request
-				// start, on the Redis server's clock.
+				// The fleet's audit trail: when the gate admitted each
+				// request, on the Redis server's clock.
 				f.log.LogAttrs(ctx, slog.LevelDebug, "redisfrontier.admit", slog.String("url", u.Redacted()),
 					slog.String("site", unit), slog.Int64("at_us", toInt(res[1])))
 			}
+			f.noteAdmission(u.String(), call)
 			f.mu.Lock()
 			f.slots[slot] = shard
 			f.mu.Unlock()

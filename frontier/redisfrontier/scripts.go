@@ -49,24 +49,34 @@ if redis.call('HGET', G, 'id') ~= ARGV[1] then return {'LOST'} end
 local LEASE = tonumber(ARGV[2])
 local wake = false
 local function num(x) return tonumber(x) or 0 end
-local gs = redis.call('HMGET', G, 'maxif', 'gap', 'slowed', 'sdif', 'sdgap')
+local gs = redis.call('HMGET', G, 'maxif', 'gap', 'slowed', 'sdif', 'sdgap', 'startwin')
 local MAXIF, GAP = num(gs[1]), num(gs[2])
 local SLOWED = gs[3] == '1'
 local SDIF, SDGAP = num(gs[4]), num(gs[5])
+local SW = num(gs[6])
 if SLOWED then
   if MAXIF == 0 or MAXIF > SDIF then MAXIF = SDIF end
   if GAP < SDGAP then GAP = SDGAP end
 end
+-- spaced is the distance kept between admissions for a gap g: g plus the
+-- start window, the longest a worker may take from its admission to
+-- sending, so that the requests themselves are g apart.
+local function spaced(g)
+  if g > 0 then return g + SW end
+  return 0
+end
+local GAPS = spaced(GAP)
 local function ukey(u) return P .. 'u:' .. u end
 
--- ulimits returns a unit's effective in-flight limit and gap.
+-- ulimits returns a unit's effective in-flight limit and admission
+-- spacing (its gap, spaced).
 local function ulimits(hif, hgap, slowed)
   hif, hgap = num(hif), num(hgap)
   if SLOWED or slowed == '1' then
     if hif > SDIF then hif = SDIF end
     if hgap < SDGAP then hgap = SDGAP end
   end
-  return hif, hgap
+  return hif, spaced(hgap)
 end
 
 -- ready puts u in, out of, or at its place in the ready schedule.
@@ -182,7 +192,7 @@ end
 if MAXIF > 0 and (num(g[2]) >= MAXIF or num(g[3]) >= MAXIF) then return finish({'WAIT', expwait()}) end
 local top = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
 if not top[1] then return finish({'WAIT', expwait()}) end
-local at = math.max(math.max(num(g[4]), num(g[5])) + GAP, tonumber(top[2]))
+local at = math.max(math.max(num(g[4]), num(g[5])) + GAPS, tonumber(top[2]))
 if at > now then return finish({'WAIT', at - now}) end
 local u = top[1]
 local K = ukey(u)
@@ -230,7 +240,7 @@ end
 local hif, hgap = ulimits(v[2], v[3], v[4])
 local g = redis.call('HMGET', G, 'inflight', 'last')
 if num(v[1]) >= hif or (MAXIF > 0 and num(g[1]) >= MAXIF) then return finish({'WAIT', expwait()}) end
-local at = math.max(num(g[2]) + GAP, num(v[5]) + hgap)
+local at = math.max(num(g[2]) + GAPS, num(v[5]) + hgap)
 if at > now then return finish({'WAIT', at - now}) end
 redis.call('ZADD', P .. 'slots', now + LEASE, ARGV[8])
 redis.call('HSET', P .. 'slot', ARGV[8], u)
@@ -240,6 +250,46 @@ redis.call('HSET', K, 'last', now)
 redis.call('HINCRBY', G, 'inflight', 1)
 redis.call('HINCRBY', G, 'requests', 1)
 redis.call('HSET', G, 'last', now)
+ready(u)
+return finish({'OK', now})
+`
+
+// readmitScript admits again a request that holds its in-flight slot but
+// could not start within the start window of its admission: the gaps
+// alone, no slot (the request's own is still counted). ARGV[7] unit, [8]
+// default in-flight limit, [9] default gap (for units of no site).
+// Reply: {'OK', start µs} | {'WAIT', µs} | {'LOST'}.
+const readmitScript = `
+local u = ARGV[7]
+local K = ukey(u)
+local v = redis.call('HMGET', K, 'hif', 'hgap', 'slowed', 'last')
+if not v[1] then
+  redis.call('HSET', K, 'hif', ARGV[8], 'hgap', ARGV[9])
+  redis.call('SADD', P .. 'units', u)
+  v[1], v[2] = ARGV[8], ARGV[9]
+end
+local _, hgap = ulimits(v[1], v[2], v[3])
+local at = math.max(num(redis.call('HGET', G, 'last')) + GAPS, num(v[4]) + hgap)
+if at > now then return finish({'WAIT', at - now}) end
+redis.call('HSET', K, 'last', now)
+redis.call('HINCRBY', K, 'readmits', 1)
+redis.call('HSET', G, 'last', now)
+redis.call('HINCRBY', G, 'readmits', 1)
+ready(u)
+return finish({'OK', now})
+`
+
+// lateScript records a start that happened later than its admission
+// allowed (its worker stalled between its last check and the write): a
+// start now, for the unit and the run, so later admissions keep their
+// distance from it. ARGV[7] unit. Reply: {'OK', now µs} | {'LOST'}.
+const lateScript = `
+local u = ARGV[7]
+local K = ukey(u)
+if num(redis.call('HGET', K, 'last')) < now then redis.call('HSET', K, 'last', now) end
+if num(redis.call('HGET', G, 'last')) < now then redis.call('HSET', G, 'last', now) end
+redis.call('HINCRBY', K, 'latestarts', 1)
+redis.call('HINCRBY', G, 'latestarts', 1)
 ready(u)
 return finish({'OK', now})
 `
@@ -427,6 +477,7 @@ if u == '' then
   SLOWED = true
   if MAXIF == 0 or MAXIF > SDIF then MAXIF = SDIF end
   if GAP < SDGAP then GAP = SDGAP end
+  GAPS = spaced(GAP)
   for _, r in ipairs(redis.call('ZRANGE', P .. 'ready', 0, -1)) do ready(r) end
 else
   local K = ukey(u)
@@ -472,15 +523,16 @@ return finish(res)
 
 // initScript creates the shard state or checks it. ARGV: crawl name,
 // shards, max in flight, gap µs, slowdown in flight, slowdown gap µs,
-// alpha, new id. Reply: {'OK', id} | {'CONFLICT', field, stored}.
+// start window µs, alpha, new id. Reply: {'OK', id} | {'CONFLICT', field,
+// stored}.
 const initScript = `
 local G = KEYS[1]
-local f = {'crawl', 'shards', 'maxif', 'gap', 'sdif', 'sdgap'}
+local f = {'crawl', 'shards', 'maxif', 'gap', 'sdif', 'sdgap', 'startwin'}
 local id = redis.call('HGET', G, 'id')
 if not id then
-  redis.call('HSET', G, 'id', ARGV[8], 'crawl', ARGV[1], 'shards', ARGV[2], 'maxif', ARGV[3], 'gap', ARGV[4],
-    'sdif', ARGV[5], 'sdgap', ARGV[6], 'alpha', ARGV[7], 'queued', 0, 'out', 0, 'inflight', 0)
-  return {'OK', ARGV[8]}
+  redis.call('HSET', G, 'id', ARGV[9], 'crawl', ARGV[1], 'shards', ARGV[2], 'maxif', ARGV[3], 'gap', ARGV[4],
+    'sdif', ARGV[5], 'sdgap', ARGV[6], 'startwin', ARGV[7], 'alpha', ARGV[8], 'queued', 0, 'out', 0, 'inflight', 0)
+  return {'OK', ARGV[9]}
 end
 for i, name in ipairs(f) do
   local v = redis.call('HGET', G, name)
@@ -506,6 +558,8 @@ const lowBits = 26
 var (
 	scriptNext    = redis.NewScript(prelude + nextScript)
 	scriptAcquire = redis.NewScript(prelude + acquireScript)
+	scriptReadmit = redis.NewScript(prelude + readmitScript)
+	scriptLate    = redis.NewScript(prelude + lateScript)
 	scriptUpdate  = redis.NewScript(prelude + fmt.Sprintf(updateScript,
 		frontier.Queued, frontier.Duplicate, frontier.OutOfScope, frontier.TooDeep, frontier.PageLimit,
 		frontier.Disallowed, frontier.RobotsUnreachable, frontier.Stopped, 1<<lowBits))

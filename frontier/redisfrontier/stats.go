@@ -18,6 +18,17 @@ type FleetStats struct {
 	Rehanded int
 	// SlotsExpired counts in-flight slots freed by expiry instead of release.
 	SlotsExpired int
+	// Readmitted counts requests admitted again because their worker could
+	// not start them within Config.StartWindow of their admission (a
+	// loaded machine, a slow connection); the late admission is never
+	// used. Requests counts first admissions only.
+	Readmitted int
+	// LateStarts counts requests that passed their last start check in
+	// time but whose bytes left more than StartWindow after their
+	// admission (the worker was descheduled between the check and the
+	// write): each was recorded as a start at the moment its worker
+	// reported it, so later admissions keep the gap from it.
+	LateStarts int
 	// Sites is the number of sites started.
 	Sites int
 	// SlowdownURL and SlowdownAt say what tripped the crawl-wide slowdown,
@@ -71,6 +82,8 @@ func (f *Frontier) fleetStats(ctx context.Context, hosts bool) (FleetStats, erro
 		fs.Requests += atoi(g["requests"])
 		fs.Rehanded += atoi(g["rehanded"])
 		fs.SlotsExpired += atoi(g["slotsexpired"])
+		fs.Readmitted += atoi(g["readmits"])
+		fs.LateStarts += atoi(g["latestarts"])
 		fs.SlowedSites += atoi(g["slowedunits"])
 		fs.Sites += atoi(g["sites"])
 		if g["slowed"] == "1" {

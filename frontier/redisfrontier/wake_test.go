@@ -84,9 +84,23 @@ func TestConfigMismatch(t *testing.T) {
 	cfg.Shards = 2
 	_, err := redisfrontier.New(t.Context(), rdb, cfg)
 	assert.ErrorIs(t, err, redisfrontier.ErrConfigMismatch)
+	// The start window spaces every worker's admissions: one per crawl.
+	cfg = redisfrontier.DefaultConfig("cfg")
+	cfg.StartWindow = 20 * time.Millisecond
+	_, err = redisfrontier.New(t.Context(), rdb, cfg)
+	assert.ErrorIs(t, err, redisfrontier.ErrConfigMismatch)
+	cfg.StartWindow = redisfrontier.DefaultStartWindow // the same as 0
+	w, err := redisfrontier.New(t.Context(), rdb, cfg)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 	var ce *frontier.ConfigError
 	_, err = redisfrontier.New(t.Context(), rdb, redisfrontier.Config{Crawl: "bad name"})
 	assert.ErrorAs(t, err, &ce)
+	cfg.StartWindow = time.Microsecond
+	_, err = redisfrontier.New(t.Context(), rdb, cfg)
+	if assert.ErrorAs(t, err, &ce) {
+		assert.Equal(t, "StartWindow", ce.Field)
+	}
 }
 
 // TestShardCountMismatch: workers started with different shard counts

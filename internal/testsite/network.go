@@ -79,22 +79,27 @@ func (n *Network) add(host string) *Site {
 	}
 	n.mu.Unlock()
 
+	// Every field is set before the server starts: its handlers read them,
+	// and a request from another process gives the race detector no
+	// happens-before edge to writes made after the start.
 	s := &Site{net: n, host: host, routes: map[string]*route{}}
 	switch n.mode {
 	case InMemory:
 		l := &memListener{conns: make(chan net.Conn), done: make(chan struct{})}
 		srv := &http.Server{Handler: s}
-		go func() { _ = srv.Serve(l) }()
 		s.dial = l.dial
 		s.closeFn = func() { _ = srv.Close() }
+		s.url = "http://" + host
+		go func() { _ = srv.Serve(l) }()
 	default:
-		ts := httptest.NewServer(s)
+		ts := httptest.NewUnstartedServer(s)
 		addr := ts.Listener.Addr().String()
 		if host == "" {
 			host = addr
 			s.host = addr
 		}
 		s.addr = addr
+		s.url = "http://" + host
 		s.dial = func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", addr)
@@ -105,8 +110,12 @@ func (n *Network) add(host string) *Site {
 			ts.CloseClientConnections()
 			ts.Close()
 		}
+		// Requests carry their arrival time at the kernel (see
+		// Request.Arrived) where the platform can tell it.
+		ts.Listener = stampListener(ts.Listener)
+		ts.Config.ConnContext = withConn
+		ts.Start()
 	}
-	s.url = "http://" + host
 
 	n.mu.Lock()
 	n.sites[key(host)] = s

@@ -18,6 +18,12 @@ type Request struct {
 	Time   time.Time // when the handler started (fake time inside a synctest bubble)
 	End    time.Time // when the handler returned; zero while in flight
 	Site   string    // host name of the site that served it (useful on a Network)
+	// Arrived is when the request's first bytes reached the server's
+	// kernel (its receive timestamp), what a packet capture on the site's
+	// host shows: unlike Time it leaves out how long the server's own
+	// goroutines took to run, which a loaded machine stretches by
+	// milliseconds. Loopback sites on Linux only; zero elsewhere.
+	Arrived time.Time
 }
 
 // Response scripts one answer. The zero value is an empty 200.
@@ -223,6 +229,7 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Time:   time.Now(),
 		Site:   s.host,
 	}
+	rec.Arrived = arrivalOf(r)
 	s.net.mu.Lock()
 	s.reqs = append(s.reqs, rec)
 	s.inFlight++
