@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
@@ -512,9 +513,21 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Header:     st.header,
 		Host:       u.Host,
 	}).WithContext(rctx)
+	var waits *waitContext
+	if c.Gate != nil {
+		// A gate's transport may make the request wait again after it was
+		// handed over (ReportGateWait): that is politeness, not the server.
+		waits = &waitContext{Context: rctx}
+		req = req.WithContext(waits)
+	}
 	res.TTFB, res.Download = 0, 0
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
+	if waits != nil {
+		w := time.Duration(waits.wait.Load())
+		res.GateWait += w
+		sent = sent.Add(w)
+	}
 	if err != nil {
 		return nil, release, st.requestError(ctx, rctx, err)
 	}
@@ -537,6 +550,32 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		return resp, release, st.requestError(ctx, rctx, err)
 	}
 	return resp, release, nil
+}
+
+// waitContext carries the waits a transport reports with ReportGateWait.
+type waitContext struct {
+	context.Context
+	wait atomic.Int64 // ns
+}
+
+type waitKey struct{}
+
+func (c *waitContext) Value(key any) any {
+	if key == (waitKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// ReportGateWait is for transports that enforce politeness themselves after
+// a Client has handed them a request (a shared gate that must admit a late
+// request again, say): it tells the Client that the request with context
+// ctx waited d for politeness, so Result counts d in GateWait and keeps it
+// out of TTFB and ResponseTime. Outside a Client's request it does nothing.
+func ReportGateWait(ctx context.Context, d time.Duration) {
+	if w, ok := ctx.Value(waitKey{}).(*waitContext); ok && d > 0 {
+		w.wait.Add(int64(d))
+	}
 }
 
 // requestError tells a per-request timeout (rctx) from the caller's own

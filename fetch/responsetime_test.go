@@ -108,3 +108,40 @@ func TestResultTimingsOfAFailedRequest(t *testing.T) {
 		assert.Zero(t, (*fetch.Result)(nil).ResponseTime())
 	})
 }
+
+// readmittingTransport stands for a shared gate's transport that, after the
+// Client handed it a request, makes it wait again for politeness before
+// sending it, and says so with ReportGateWait.
+type readmittingTransport struct {
+	base http.RoundTripper
+	wait time.Duration
+}
+
+func (t readmittingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	time.Sleep(t.wait)
+	fetch.ReportGateWait(req.Context(), t.wait)
+	return t.base.RoundTrip(req)
+}
+
+// A wait that a gate's transport reports is politeness: it counts in
+// GateWait and stays out of TTFB and ResponseTime.
+func TestReportedTransportWaitIsGateWaitNotServerTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := testsite.NewNetwork(t, testsite.InMemory)
+		a := n.Add("a.test")
+		a.Robots("User-agent: *\nAllow: /\n")
+		a.Route("/p", testsite.Response{Delay: 100 * time.Millisecond, Body: "ok"})
+		c := newClient(n, &gapGate{})
+		c.Robots = allowAll{}
+		c.Transport = readmittingTransport{base: n.Transport(), wait: 400 * time.Millisecond}
+		res, err := c.Get(t.Context(), "http://a.test/p")
+		require.NoError(t, err)
+		assert.Equal(t, 100*time.Millisecond, res.TTFB, "the server's time only")
+		assert.Equal(t, 100*time.Millisecond, res.ResponseTime())
+		assert.Equal(t, 400*time.Millisecond, res.GateWait, "the transport's reported wait")
+		assert.Equal(t, 500*time.Millisecond, res.Total)
+
+		// Outside a Client's request it does nothing (and does not panic).
+		fetch.ReportGateWait(context.Background(), time.Second)
+	})
+}

@@ -51,7 +51,8 @@
 //     window has not passed. If it has, the request is not sent but
 //     admitted again, waiting for the gaps (its in-flight slot is still
 //     counted): FleetStats.Readmitted. That wait happens inside the
-//     transport, so fetch counts it in Result.TTFB, not GateWait.
+//     transport, which reports it (fetch.ReportGateWait), so fetch counts
+//     it in Result.GateWait, never in TTFB or ResponseTime.
 //   - The gate spaces admissions to a site by its gap plus StartWindow
 //     (for every nonzero gap: the site's, the run's, the slowdown's), so
 //     requests start at least the gap apart across the fleet.

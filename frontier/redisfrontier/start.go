@@ -291,7 +291,9 @@ func (g *startGuard) check() error {
 	if g.have {
 		late = time.Since(g.admitted)
 	}
+	t0 := time.Now()
 	call, err := g.f.readmit(g.ctx, g.u, late)
+	fetch.ReportGateWait(g.ctx, time.Since(t0)) // politeness, not the server's time
 	if err != nil {
 		return err
 	}
