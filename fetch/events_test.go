@@ -3,13 +3,11 @@ package fetch_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -20,44 +18,9 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/internal/eventlog"
 	"github.com/politecrawl/polite/internal/testsite"
 )
-
-// eventLog is a JSON-lines slog logger at Debug level writing to memory,
-// as the examples' -log FILE does, and the events read back from it.
-type eventLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *eventLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func newEventLog() (*slog.Logger, *eventLog) {
-	l := &eventLog{}
-	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug})), l
-}
-
-// events returns the logged events named msg, each as its JSON object.
-func (l *eventLog) events(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.Lines(l.buf.String()) {
-		var ev map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
-		if ev["msg"] == msg {
-			delete(ev, "time")
-			delete(ev, "msg")
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 func TestEventDisallowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -68,7 +31,7 @@ func TestEventDisallowed(t *testing.T) {
 		down := n.Add("down.test")
 		down.Status("/robots.txt", http.StatusServiceUnavailable)
 		c := newClient(n, nil)
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 
 		_, err := c.Get(t.Context(), "http://a.test/private/x")
@@ -82,7 +45,7 @@ func TestEventDisallowed(t *testing.T) {
 			{"level": "INFO", "url": "http://a.test/private/x", "outcome": "disallowed", "rule": "Disallow: /private/", "line": 2.0, "hop": 0.0},
 			{"level": "INFO", "url": "http://a.test/private/y", "outcome": "disallowed", "rule": "Disallow: /private/", "line": 2.0, "hop": 1.0},
 			{"level": "INFO", "url": "http://down.test/p", "outcome": "unreachable", "hop": 0.0},
-		}, log.events(t, fetch.EventDisallowed))
+		}, log.Events(t, fetch.EventDisallowed))
 
 		// A checker with no answer: refused, and said so.
 		c2 := newClient(n, nil)
@@ -90,7 +53,7 @@ func TestEventDisallowed(t *testing.T) {
 		c2.Logger = logger
 		_, err = c2.Get(t.Context(), "http://a.test/")
 		require.ErrorIs(t, err, fetch.ErrNoVerdict)
-		evs := log.events(t, fetch.EventDisallowed)
+		evs := log.Events(t, fetch.EventDisallowed)
 		require.Len(t, evs, 4)
 		assert.Equal(t, map[string]any{"level": "INFO", "url": "http://a.test/", "outcome": "unknown", "hop": 0.0}, evs[3])
 	})
@@ -105,7 +68,7 @@ func TestEventRedirectRefused(t *testing.T) {
 		a.Redirect("/ftp", "ftp://a.test/f", http.StatusFound)
 		a.Redirect("/out", "http://b.test/", http.StatusFound)
 		c := newClient(n, nil)
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 		c.CheckRedirect = func(next *url.URL, _ []fetch.Hop) error {
 			if next.Host != "a.test" {
@@ -124,7 +87,7 @@ func TestEventRedirectRefused(t *testing.T) {
 		_, err = c.HTTPClient().Get("http://a.test/loop")
 		require.ErrorIs(t, err, fetch.ErrRedirectLoop)
 
-		evs := log.events(t, fetch.EventRedirectRefused)
+		evs := log.Events(t, fetch.EventRedirectRefused)
 		require.Len(t, evs, 4)
 		assert.Equal(t, "http://a.test/loop2", evs[0]["url"])
 		assert.Equal(t, "http://a.test/loop", evs[0]["to"])
@@ -156,14 +119,14 @@ func TestEventRetryAndSlowdownTripped(t *testing.T) {
 		c := newClient(n, nil)
 		c.Policy = &backoff.Policy{RetryTransportErrors: true}
 		c.Timeout = time.Second
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 
 		for _, p := range []string{"/busy", "/again", "/stall"} {
 			_, err := c.Get(t.Context(), "http://a.test"+p)
 			require.NoError(t, err, p)
 		}
-		retries := log.events(t, fetch.EventRetry)
+		retries := log.Events(t, fetch.EventRetry)
 		require.Len(t, retries, 3)
 		assert.Equal(t, map[string]any{"level": "INFO", "url": "http://a.test/busy", "attempt": 1.0, "status": 429.0, "wait": float64(time.Second)}, retries[0])
 		assert.Equal(t, float64(2*time.Second), retries[1]["wait"])
@@ -174,7 +137,7 @@ func TestEventRetryAndSlowdownTripped(t *testing.T) {
 
 		assert.Equal(t, []map[string]any{
 			{"level": "WARN", "url": "http://a.test/busy", "status": 429.0, "in_flight": 1.0, "gap": float64(3 * time.Second)},
-		}, log.events(t, fetch.EventSlowdownTripped), "the first trip only")
+		}, log.Events(t, fetch.EventSlowdownTripped), "the first trip only")
 	})
 }
 
@@ -187,13 +150,13 @@ func TestEventSlowdownTrippedByRobotsTxt(t *testing.T) {
 		a.Status("/robots.txt", http.StatusTooManyRequests)
 		c := newClient(n, nil)
 		_ = c.RobotsCache() // made before the logger is set
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 		_, err := c.Get(t.Context(), "http://a.test/p")
 		require.ErrorIs(t, err, fetch.ErrSiteOffLimits)
 		assert.Equal(t, []map[string]any{
 			{"level": "WARN", "url": "http://a.test/robots.txt", "status": 429.0, "in_flight": 1.0, "gap": float64(3 * time.Second)},
-		}, log.events(t, fetch.EventSlowdownTripped))
+		}, log.Events(t, fetch.EventSlowdownTripped))
 	})
 }
 
@@ -256,13 +219,13 @@ func TestDisabledLoggerAllocatesNothing(t *testing.T) {
 
 	// The same calls with a Debug logger emit every event: the counts above
 	// measured paths that log.
-	logger, log := newEventLog()
+	logger, log := eventlog.New(slog.LevelDebug)
 	c := &fetch.Client{UserAgent: testUA, Transport: &scriptedTransport{}, Slowdown: &backoff.Slowdown{}, Logger: logger, Gate: openGate{}}
 	eventfulGets(c)
 	eventfulGets(c)
-	assert.Len(t, log.events(t, fetch.EventSlowdownTripped), 1)
+	assert.Len(t, log.Events(t, fetch.EventSlowdownTripped), 1)
 	for _, ev := range []string{fetch.EventRetry, fetch.EventDisallowed, fetch.EventRedirectRefused} {
-		assert.Len(t, log.events(t, ev), 2, ev)
+		assert.Len(t, log.Events(t, ev), 2, ev)
 	}
 }
 
@@ -285,21 +248,21 @@ func TestPrivateRobotsCacheLogsThroughTheClientLogger(t *testing.T) {
 		rc := c.RobotsCache() // made without a logger
 		_, err := rc.Check(t.Context(), "bot", "http://a.test/")
 		require.NoError(t, err) // nothing logged: the client has no Logger yet
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 		_, err = c.Get(t.Context(), "http://a.test/private/x")
 		require.ErrorIs(t, err, fetch.ErrDisallowed)
-		decisions := log.events(t, "robots.decision")
+		decisions := log.Events(t, "robots.decision")
 		require.Len(t, decisions, 1)
 		assert.Equal(t, "disallowed", decisions[0]["outcome"])
 		assert.Equal(t, "http://a.test/private/x", decisions[0]["url"])
-		assert.Empty(t, log.events(t, "robots.fetch"), "robots.txt was fetched before the Logger was set")
+		assert.Empty(t, log.Events(t, "robots.fetch"), "robots.txt was fetched before the Logger was set")
 
 		c2 := newClient(n, nil)
 		c2.Logger = logger
 		_, err = c2.Get(t.Context(), "http://a.test/")
 		require.NoError(t, err)
-		fetches := log.events(t, "robots.fetch")
+		fetches := log.Events(t, "robots.fetch")
 		require.Len(t, fetches, 1)
 		assert.Equal(t, "http://a.test/robots.txt", fetches[0]["robots_url"])
 	})

@@ -3,12 +3,10 @@ package frontier_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -19,46 +17,10 @@ import (
 
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
+	"github.com/politecrawl/polite/internal/eventlog"
 	"github.com/politecrawl/polite/internal/testsite"
 	"github.com/politecrawl/polite/robots"
 )
-
-// eventLog is a JSON-lines slog logger at Debug level writing to memory,
-// as the examples' -log FILE does, and the events read back from it.
-type eventLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *eventLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func newEventLog() (*slog.Logger, *eventLog) {
-	l := &eventLog{}
-	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug})), l
-}
-
-// events returns the logged events named msg, each as its JSON object
-// without time and msg.
-func (l *eventLog) events(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.Lines(l.buf.String()) {
-		var ev map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
-		if ev["msg"] == msg {
-			delete(ev, "time")
-			delete(ev, "msg")
-			out = append(out, ev)
-		}
-	}
-	return out
-}
 
 // Every Add says what became of the URL, with the documented attributes
 // (url, from, depth, outcome, rule, line, err), empty ones left out.
@@ -68,7 +30,7 @@ func TestEventFrontierAdd(t *testing.T) {
 	down := testsite.New(t)
 	down.Status("/robots.txt", http.StatusServiceUnavailable)
 	base := site.URL()
-	logger, log := newEventLog()
+	logger, log := eventlog.New(slog.LevelDebug)
 	cfg := frontier.DefaultConfig()
 	cfg.MaxPages, cfg.MaxDepth = 3, 1
 	cfg.Robots, cfg.RobotsTokens = &robots.Cache{}, []string{"CrawlCove-Crawler"}
@@ -97,7 +59,7 @@ func TestEventFrontierAdd(t *testing.T) {
 	f.Add(ctx, base+"/third", 1, from)
 	f.Add(ctx, base+"/fourth", 1, from)
 
-	evs := log.events(t, frontier.EventAdd)
+	evs := log.Events(t, frontier.EventAdd)
 	require.Len(t, evs, 13)
 	byOutcome := map[string]map[string]any{}
 	for _, ev := range evs {
@@ -135,7 +97,7 @@ func TestEventFrontierAdd(t *testing.T) {
 // An Acquire that had to wait says so; one admitted at once does not.
 func TestEventFrontierGateWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		logger, log := newEventLog()
+		logger, log := eventlog.New(slog.LevelDebug)
 		cfg := frontier.DefaultConfig() // 300 ms gap
 		cfg.Logger = logger
 		f, err := frontier.New(cfg)
@@ -147,19 +109,19 @@ func TestEventFrontierGateWait(t *testing.T) {
 		}
 		assert.Equal(t, []map[string]any{
 			{"level": "DEBUG", "url": "https://user:xxxxx@shop.example/b?q=1", "host": "shop.example", "wait": float64(300 * time.Millisecond)},
-		}, log.events(t, frontier.EventGateWait))
+		}, log.Events(t, frontier.EventGateWait))
 	})
 }
 
 // The Frontier falls back to its Client's Logger.
 func TestEventLoggerFromClient(t *testing.T) {
-	logger, log := newEventLog()
+	logger, log := eventlog.New(slog.LevelDebug)
 	cfg := frontier.DefaultConfig()
 	cfg.Client = &fetch.Client{Logger: logger, Robots: verdictRobots{robots.Verdict{Outcome: robots.Allowed}}}
 	f, err := frontier.New(cfg)
 	require.NoError(t, err)
 	f.Add(context.Background(), "https://shop.example/", 0, "")
-	assert.Len(t, log.events(t, frontier.EventAdd), 1)
+	assert.Len(t, log.Events(t, frontier.EventAdd), 1)
 }
 
 // addNextDone adds n URLs (with a duplicate and an out-of-scope one, so

@@ -1,65 +1,26 @@
 package robots
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/internal/eventlog"
 )
-
-// eventLog is a JSON-lines slog destination the test can read back.
-type eventLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *eventLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// events returns the logged events named msg, attributes only (time,
-// level and msg removed, level kept as "level").
-func (l *eventLog) events(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.Lines(l.buf.String()) {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if m["msg"] != msg {
-			continue
-		}
-		delete(m, "msg")
-		delete(m, "time")
-		out = append(out, m)
-	}
-	return out
-}
-
-func newEventLog(level slog.Level) (*eventLog, *slog.Logger) {
-	l := &eventLog{}
-	return l, slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: level}))
-}
 
 func TestDecisionEvents(t *testing.T) {
 	s := newSite(t, robotsBody("User-agent: *\nDisallow: /private/\n\nUser-agent: CrawlCove-Crawler\nDisallow: /basket/\nAllow: /basket/public\n"))
 	gone := newSite(t, status(http.StatusNotFound))
 	down := newSite(t, status(http.StatusServiceUnavailable))
 	clk := newClock()
-	log, logger := newEventLog(slog.LevelDebug)
+	logger, log := eventlog.New(slog.LevelDebug)
 	c := &Cache{Client: s.Client(), Now: clk.Now, Logger: logger}
 	ctx := context.Background()
 	tokens := []string{"CrawlCove", "CrawlCove-Crawler"}
@@ -76,7 +37,7 @@ func TestDecisionEvents(t *testing.T) {
 		{"level": "DEBUG", "url": down.URL + "/x", "outcome": "unreachable"},
 		{"level": "DEBUG", "url": "/relative", "outcome": "unknown"},
 		{"level": "DEBUG", "url": s.URL + "/private/x", "outcome": "disallowed", "rule": "Disallow: /private/", "line": 2.0},
-	}, log.events(t, "robots.decision"))
+	}, log.Events(t, "robots.decision"))
 
 	ttl := clk.Now().Add(time.Hour).Format(time.RFC3339Nano)
 	recheck := clk.Now().Add(5 * time.Minute).Format(time.RFC3339Nano)
@@ -84,22 +45,22 @@ func TestDecisionEvents(t *testing.T) {
 		{"level": "INFO", "robots_url": s.URL + "/robots.txt", "status": 200.0, "outcome": "rules", "expires": ttl},
 		{"level": "INFO", "robots_url": gone.URL + "/robots.txt", "status": 404.0, "outcome": "no_rules", "expires": ttl},
 		{"level": "INFO", "robots_url": down.URL + "/robots.txt", "status": 503.0, "outcome": "unreachable", "expires": recheck, "err": "HTTP 503"},
-	}, log.events(t, "robots.fetch"), "one event per fetch, none for cache hits")
+	}, log.Events(t, "robots.fetch"), "one event per fetch, none for cache hits")
 
 	// A network error has no status, only the cause.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	refused := "http://" + l.Addr().String()
 	require.NoError(t, l.Close())
-	log, logger = newEventLog(slog.LevelInfo)
+	logger, log = eventlog.New(slog.LevelInfo)
 	c = &Cache{Now: clk.Now, Logger: logger}
 	_, _ = c.Check(ctx, "bot", refused+"/x")
-	fetches := log.events(t, "robots.fetch")
+	fetches := log.Events(t, "robots.fetch")
 	require.Len(t, fetches, 1)
 	assert.NotContains(t, fetches[0], "status")
 	assert.Equal(t, "unreachable", fetches[0]["outcome"])
 	assert.Contains(t, fetches[0]["err"], "connection refused")
-	assert.Empty(t, log.events(t, "robots.decision"), "decisions are Debug: not logged at Info")
+	assert.Empty(t, log.Events(t, "robots.decision"), "decisions are Debug: not logged at Info")
 }
 
 // A Store answer is not a fetch: no robots.fetch event, as no request was made.
@@ -109,11 +70,11 @@ func TestNoFetchEventForStoredCopy(t *testing.T) {
 	ctx := context.Background()
 	_, err := (&Cache{Client: s.Client(), Store: store}).Check(ctx, "bot", s.URL+"/x")
 	require.NoError(t, err)
-	log, logger := newEventLog(slog.LevelDebug)
+	logger, log := eventlog.New(slog.LevelDebug)
 	_, err = (&Cache{Client: s.Client(), Store: store, Logger: logger}).Check(ctx, "bot", s.URL+"/x")
 	require.NoError(t, err)
-	assert.Empty(t, log.events(t, "robots.fetch"))
-	assert.Len(t, log.events(t, "robots.decision"), 1)
+	assert.Empty(t, log.Events(t, "robots.fetch"))
+	assert.Len(t, log.Events(t, "robots.decision"), 1)
 	assert.Equal(t, 1, s.count("/robots.txt"))
 }
 
