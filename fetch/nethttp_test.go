@@ -349,3 +349,16 @@ func TestHTTPClientAppliesCheckRedirectHook(t *testing.T) {
 		assert.Equal(t, 0, b.Total())
 	})
 }
+
+// Resolve.Addr says where a dial goes, as NewBaseTransport dials it.
+func TestResolveAddr(t *testing.T) {
+	m, err := fetch.ParseResolve("shop.test:443:127.0.0.1", "api.test:80:[::1]:8080")
+	require.NoError(t, err)
+	r := fetch.Resolve(m)
+	assert.Equal(t, "127.0.0.1:443", r.Addr("shop.test:443"))
+	assert.Equal(t, "127.0.0.1:443", r.Addr("SHOP.test:443"), "host case does not matter")
+	assert.Equal(t, "[::1]:8080", r.Addr("api.test:80"))
+	assert.Equal(t, "shop.test:80", r.Addr("shop.test:80"), "another port is not mapped")
+	assert.Equal(t, "other.test:443", r.Addr("other.test:443"))
+	assert.Equal(t, "x.test:1", fetch.Resolve(nil).Addr("x.test:1"))
+}

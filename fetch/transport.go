@@ -342,6 +342,16 @@ func NewBaseTransport(resolve map[string]string) *http.Transport {
 	}
 }
 
+// Resolve maps dial addresses like curl's --resolve: keys are "host:port"
+// or "host" in lower case, values "addr:port" or "addr" (the port kept), as
+// [ParseResolve] returns them and [NewBaseTransport] applies them.
+type Resolve map[string]string
+
+// Addr returns the address a dial to addr ("host:port") goes to: its
+// mapping, or addr itself. Code that checks an address before dialing
+// (an SSRF guard, say) looks where the dial will really go.
+func (r Resolve) Addr(addr string) string { return mapAddr(r, addr) }
+
 // mapAddr applies a resolve map to a dial address "host:port".
 func mapAddr(m map[string]string, addr string) string {
 	if len(m) == 0 {

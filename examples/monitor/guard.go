@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
+
+	"github.com/politecrawl/polite/fetch"
 )
 
 // The SSRF guard. The monitor fetches URLs that people type (the free tool,
@@ -137,7 +139,7 @@ func (g *guard) checkHost(ctx context.Context, hostport string) error {
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		name = h
 	}
-	hostport = mapAddr(g.mapped, hostport)
+	hostport = fetch.Resolve(g.mapped).Addr(hostport)
 	host, port := hostport, "0"
 	if h, p, err := net.SplitHostPort(hostport); err == nil {
 		host, port = h, p
@@ -185,7 +187,7 @@ func (g *guard) baseTransport(control func(network, address string, c syscall.Ra
 	return &http.Transport{
 		Proxy: func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return g.dial(ctx, network, mapAddr(m, addr), control)
+			return g.dial(ctx, network, fetch.Resolve(m).Addr(addr), control)
 		},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
@@ -241,27 +243,4 @@ func (g *guard) dial(ctx context.Context, network, addr string, control func(net
 		}
 	}
 	return nil, first
-}
-
-// mapAddr applies a -resolve map ("host:port" or "host" keys) to a dial
-// address, as fetch.NewBaseTransport does.
-func mapAddr(m map[string]string, addr string) string {
-	if len(m) == 0 {
-		return addr
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	host = strings.ToLower(host)
-	to, ok := m[net.JoinHostPort(host, port)]
-	if !ok {
-		if to, ok = m[host]; !ok {
-			return addr
-		}
-	}
-	if _, _, err := net.SplitHostPort(to); err == nil {
-		return to
-	}
-	return net.JoinHostPort(strings.Trim(to, "[]"), port)
 }
