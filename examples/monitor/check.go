@@ -41,6 +41,9 @@ type card struct {
 	Hreflang        []alternate `json:"hreflang,omitempty"`
 	WordCount       int         `json:"word_count"`
 	ResponseMS      int64       `json:"response_ms"`
+
+	// refused: the address guard refused the URL (or a redirect target).
+	refused bool
 }
 
 // HasResponse reports whether the card shows a response (for templates).
@@ -76,6 +79,7 @@ func (f *freeTool) check(ctx context.Context, u string) *card {
 		c.Error = "not fetched: " + t.waitDetail
 		return c
 	}
+	c.refused = t.refused
 	sn := t.snapshot
 	if sn.Blocked {
 		c.Blocked = true

@@ -48,7 +48,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -56,6 +55,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
@@ -105,15 +105,10 @@ type env struct {
 	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
 	// anyGap lets benchmarks set -gap below the one-second floor.
 	anyGap bool
-	// lookup replaces DNS for the address guard and the guarded dialer
-	// (tests map names to addresses such as 10.0.0.1); nil: the system's.
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
-	// dialControl runs in the dialer's Control hook after the guard, on the
-	// address about to be connected (tests record and refuse there).
-	dialControl func(network, address string, c syscall.RawConn) error
-	// guardExempt lets the guard pass exact addresses (tests' loopback
-	// servers) while it refuses everything else internal.
-	guardExempt func(netip.AddrPort) bool
+	// guardHooks are added to the address guard (a resolver that maps test
+	// names, a dial hook that records, exact loopback test servers let
+	// through); they cannot turn it off: only -allow-private does.
+	guardHooks guard.TestHooks
 	// listening, when set, is told the server's address once it listens.
 	listening func(addr string)
 	// logger receives the decision events of every component; -log FILE
@@ -371,7 +366,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		for _, u := range urls {
-			if err := m.guard.checkURL(ctx, u); err != nil {
+			if err := m.guard.CheckURL(ctx, u); err != nil {
 				return &usageError{fmt.Sprintf("%s: %v", u, err)}
 			}
 		}
@@ -412,6 +407,10 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		c := tool.check(ctx, urls[0])
 		writeCard(stdout, c)
+		if c.refused {
+			// An internal address is the user's input refused: exit 2.
+			return &usageError{c.Error}
+		}
 		if c.Error != "" {
 			return errors.New(c.Error)
 		}

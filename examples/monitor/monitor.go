@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/frontier"
@@ -35,7 +36,7 @@ type monitor struct {
 	tokens []string
 	header http.Header
 	base   http.RoundTripper
-	guard  *guard
+	guard  *guard.Guard
 	// logger receives every component's decision events (-log FILE);
 	// nil is silent.
 	logger *slog.Logger
@@ -66,13 +67,11 @@ func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 const publishedToken = "2-UAcomBot"
 
 func newMonitor(st *store, o options, e env) (*monitor, error) {
-	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt, mapped: map[string]string{}}
-	for k, v := range o.resolve {
-		g.mapped[strings.ToLower(k)] = v
-	}
+	// The guard is on unless -allow-private: test hooks only add to it.
+	g := guard.New(o.allowPrivate, o.resolve).WithTestHooks(e.guardHooks)
 	base := e.transport
 	if base == nil {
-		base = g.baseTransport(e.dialControl)
+		base = g.Transport()
 	}
 	hcfg := frontier.DefaultConfig()
 	hcfg.MaxInFlight = maxParallel
@@ -84,10 +83,6 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 	hostGate, err := frontier.New(hcfg)
 	if err != nil {
 		return nil, err
-	} else if e.lookup == nil {
-		// A scripted test network resolves its own names: the name check
-		// has nothing to look up.
-		g.allowPrivate = true
 	}
 	return &monitor{
 		st:     st,
@@ -129,7 +124,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		// for: a site must not steer the monitor to an internal address
 		// (the dial hook would refuse it too, but less clearly).
 		CheckRedirect: func(next *url.URL, _ []fetch.Hop) error {
-			return m.guard.checkURL(context.Background(), next.String())
+			return m.guard.CheckURL(context.Background(), next.String())
 		},
 	}
 	// robots.txt requests go through the same gate and carry the same
@@ -338,6 +333,9 @@ type taken struct {
 	snapshot
 	waitUntil  *time.Time
 	waitDetail string
+	// refused: the address guard refused the page, its robots.txt or a
+	// redirect target.
+	refused bool
 }
 
 // take does one check of pageURL, the same for a scheduled snapshot and the
@@ -346,8 +344,8 @@ type taken struct {
 // nothing should be recorded.
 func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot) (*taken, bool) {
 	t := &taken{snapshot: snapshot{PageURL: pageURL, TakenAt: start}}
-	if err := m.guard.checkURL(ctx, pageURL); err != nil {
-		t.Error = err.Error()
+	if err := m.guard.CheckURL(ctx, pageURL); err != nil {
+		t.Error, t.refused = err.Error(), true
 		return t, false
 	}
 	v, err := rc.CheckAs(ctx, m.tokens, pageURL)
@@ -361,10 +359,10 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 	switch v.Outcome {
 	case robots.Allowed:
 	case robots.Unreachable:
-		if errors.Is(v.Err, errForbiddenAddress) {
+		if errors.Is(v.Err, guard.ErrForbidden) {
 			// The dial hook refused robots.txt's address: that is the
 			// answer, not a temporary outage.
-			t.Error = forbiddenCause(v.Err).Error()
+			t.Error, t.refused = guard.Cause(v.Err).Error(), true
 			return t, false
 		}
 		// A temporary disallow: nothing is fetched, nothing stored as a
@@ -395,17 +393,8 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 		return nil, true
 	}
 	t.snapshot = *snapshotOf(pageURL, start, res, err, info, prev)
+	t.refused = errors.Is(err, guard.ErrForbidden)
 	return t, false
-}
-
-// forbiddenCause digs the guard's refusal out of a wrapped error chain, for
-// a message that starts with it.
-func forbiddenCause(err error) error {
-	var fe *forbiddenError
-	if errors.As(err, &fe) {
-		return fe
-	}
-	return err
 }
 
 func robotsCause(v robots.Verdict) string {
@@ -435,8 +424,8 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		return sn
 	}
 	if err != nil {
-		if errors.Is(err, errForbiddenAddress) {
-			sn.Error = fmt.Sprintf("%s: %v", pageURL, forbiddenCause(err))
+		if errors.Is(err, guard.ErrForbidden) {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, guard.Cause(err))
 		} else {
 			sn.Error = err.Error()
 		}

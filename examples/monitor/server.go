@@ -504,7 +504,7 @@ func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "-"))
 		return
 	}
-	if err := s.m.guard.checkURL(r.Context(), u); err != nil {
+	if err := s.m.guard.CheckURL(r.Context(), u); err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("%s: %v", u, err))
 		return
 	}
