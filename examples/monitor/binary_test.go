@@ -220,7 +220,7 @@ func startBinaryServe(t *testing.T, args ...string) string {
 
 func TestBinaryServeRefusesLoopbackChecks(t *testing.T) {
 	tw := newTripwire(t, "tcp4", "127.0.0.1:0")
-	base := startBinaryServe(t, "-db", filepath.Join(t.TempDir(), "mon.db"), "-check-rate", "6000", "-check-burst", "100")
+	base := startBinaryServe(t, "-db", filepath.Join(t.TempDir(), "mon.db"), "-check-rate", "600", "-check-burst", "100")
 	for _, u := range internalSpellings(tw.port()) {
 		resp, err := http.PostForm(base+"/api/check", url.Values{"url": {u}})
 		require.NoError(t, err)

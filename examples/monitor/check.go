@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -113,15 +114,15 @@ func policyURL(userAgent string) string {
 // title cannot move the cursor.
 func writeCard(w io.Writer, c *card) {
 	if c.Blocked {
-		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", c.URL, c.Banner, oneLine(c.RobotsRule), c.PolicyURL)
+		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", cmdline.Safe(c.URL), oneLine(c.Banner), oneLine(c.RobotsRule), cmdline.Safe(c.PolicyURL))
 		return
 	}
 	if c.Status == 0 {
-		fmt.Fprintf(w, "%s\nerror: %s\n", c.URL, oneLine(c.Error))
+		fmt.Fprintf(w, "%s\nerror: %s\n", cmdline.Safe(c.URL), oneLine(c.Error))
 		return
 	}
 	row := func(name, v string) { fmt.Fprintf(w, "  %-17s %s\n", name+":", v) }
-	fmt.Fprintln(w, c.URL)
+	fmt.Fprintln(w, cmdline.Safe(c.URL))
 	row("status", fmt.Sprint(c.Status))
 	if c.Error != "" {
 		row("error", oneLine(c.Error))

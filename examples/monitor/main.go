@@ -55,6 +55,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
@@ -79,6 +80,13 @@ const (
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
 	maxParallel = 16
+	// maxInterval, maxTimeout, maxGap, maxCheckRate and maxCheckBurst bound
+	// the numeric flags from above: a value past them is a typo, not a plan.
+	maxInterval   = 366 * 24 * time.Hour
+	maxTimeout    = 10 * time.Minute
+	maxGap        = time.Hour
+	maxCheckRate  = 600 // per minute
+	maxCheckBurst = 100
 )
 
 // Exit statuses.
@@ -283,8 +291,8 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	if o.db == "" && cmd != "check" {
 		return usagef("-db PATH is required")
 	}
-	if o.timeout <= 0 {
-		return usagef("-timeout must be positive, got %v", o.timeout)
+	if err := cmdline.DurationIn("timeout", o.timeout, time.Millisecond, maxTimeout); err != nil {
+		return &usageError{err.Error()}
 	}
 	if strings.TrimSpace(o.userAgent) == "" || len(o.userAgent) > 512 || strings.ContainsAny(o.userAgent, "\r\n") {
 		return usagef("-user-agent must be one non-empty line of at most 512 bytes")
@@ -323,13 +331,21 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if !e.anyGap && o.gap < minGap {
 			return usagef("-gap %s is below the minimum of %s", fmtDuration(o.gap), fmtDuration(minGap))
 		}
+		if err := cmdline.DurationIn("gap", o.gap, 0, maxGap); err != nil {
+			return &usageError{err.Error()}
+		}
 		if o.parallel < 1 || o.parallel > maxParallel {
 			return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
 		}
 	}
 	if cmd == "serve" {
-		if o.checkRate <= 0 || o.checkBurst < 1 {
-			return usagef("-check-rate must be positive and -check-burst at least 1")
+		// NaN compares false with everything: FloatIn refuses it, and
+		// infinities, so no value can turn the rate limit off.
+		if err := cmdline.FloatIn("check-rate", o.checkRate, 0.01, maxCheckRate); err != nil {
+			return &usageError{err.Error()}
+		}
+		if err := cmdline.IntIn("check-burst", o.checkBurst, 1, maxCheckBurst); err != nil {
+			return &usageError{err.Error()}
 		}
 		if _, _, err := net.SplitHostPort(o.addr); err != nil {
 			return usagef("-addr %q: want HOST:PORT (%v)", o.addr, err)
@@ -457,6 +473,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 func validInterval(d time.Duration) error {
 	if d < minInterval {
 		return fmt.Errorf("-interval %s is below the minimum of %s", fmtDuration(d), fmtDuration(minInterval))
+	}
+	if d > maxInterval {
+		return fmt.Errorf("-interval %s is above the maximum of %s", fmtDuration(d), fmtDuration(maxInterval))
 	}
 	return nil
 }

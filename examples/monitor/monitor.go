@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
@@ -141,7 +142,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		rc.Store = robotsStore{m.st}
 		// A store failure only costs a refetch, but the one-hour promise
 		// depends on the store: say so.
-		rc.OnStoreError = func(err error) { warn("warning: robots_cache: %v\n", err) }
+		rc.OnStoreError = func(err error) { warn("%s\n", cmdline.Safe(fmt.Sprintf("warning: robots_cache: %v", err))) }
 	}
 	client.Robots = rc
 	return client, rc
@@ -231,7 +232,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				return sum, err
 			}
 			sum.Errors++
-			printf("error   %s: %s\n", p.URL, sn.Error)
+			printf("%s\n", cmdline.Safe(fmt.Sprintf("error   %s: %s", p.URL, sn.Error)))
 			continue
 		}
 		byURL[res.URL] = p
@@ -278,7 +279,9 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				}
 				mu.Unlock()
 				if line != "" {
-					printf("%s\n", line)
+					// The line carries site text (a robots.txt rule, an
+					// error from the server): never raw to a terminal.
+					printf("%s\n", cmdline.Safe(line))
 				}
 			}
 		})

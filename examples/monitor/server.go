@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -118,6 +119,12 @@ func (s *server) handler() http.Handler {
 	var h http.Handler = mux
 	h = cop.Handler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.knownHost(r.Host) {
+			// DNS rebinding: a page on rebind.evil.example whose name now
+			// points at 127.0.0.1 would be same-origin with this server.
+			http.Error(w, "unknown Host: this server answers to loopback names and its -addr host only", http.StatusMisdirectedRequest)
+			return
+		}
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", csp)
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -182,6 +189,30 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	return errors.Join(err, watchErr)
 }
 
+// knownHost reports whether a request's Host header names this server: an
+// IP address literal (no name a rebinding attacker controls), localhost or a
+// name under .localhost, or the host of -addr.
+func (s *server) knownHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if a, _, err := net.SplitHostPort(s.m.o.addr); err == nil && a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), host) {
+		return true
+	}
+	return false
+}
+
 func isLoopbackHost(h string) bool {
 	if h == "localhost" {
 		return true
@@ -208,9 +239,16 @@ type common struct {
 	Msg, Err                  string
 }
 
+// flashes are the only success notices a page shows, chosen by ?done=:
+// never text from the URL, which anyone can write into a link.
+var flashes = map[string]string{
+	"tracked":   "Page tracked: it is checked at its interval from now on.",
+	"untracked": "Page untracked: its snapshots were deleted.",
+}
+
 func (s *server) common(r *http.Request) common {
 	return common{UA: s.m.o.userAgent, Token: s.m.token, Policy: s.policy, Banner: s.banner,
-		Msg: r.URL.Query().Get("msg")}
+		Msg: flashes[r.URL.Query().Get("done")]}
 }
 
 // render executes a page into a buffer first, so a template error is a 500
@@ -512,7 +550,7 @@ func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	http.Redirect(w, r, "/?"+url.Values{"msg": {fmt.Sprintf("tracking %s every %s", u, fmtDuration(interval))}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, "/?done=tracked", http.StatusSeeOther)
 }
 
 func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
@@ -530,7 +568,7 @@ func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusNotFound, "not tracked: "+u)
 		return
 	}
-	http.Redirect(w, r, "/?"+url.Values{"msg": {"untracked " + u}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, "/?done=untracked", http.StatusSeeOther)
 }
 
 // ipLimiter is a token bucket per client IP. Buckets idle long enough to be
