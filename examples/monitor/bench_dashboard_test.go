@@ -22,7 +22,7 @@ import (
 // transaction.
 func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 	db := filepath.Join(tb.TempDir(), "big.db")
-	st, err := openStore(context.Background(), db, false)
+	st, err := openStore(context.Background(), db, createIfMissing)
 	require.NoError(tb, err)
 	defer st.Close()
 	ctx := context.Background()
@@ -64,7 +64,7 @@ func BenchmarkDashboardFirstByte(b *testing.B) {
 	db := bigDashboardDB(b, 10000, 10)
 	h := &harness{db: db, e: env{anyGap: true, guardHooks: guard.TestHooks{Lookup: noDNS}}, clk: newFakeClock()}
 	h.e.now = h.clk.Now
-	st, err := openStore(context.Background(), db, false)
+	st, err := openStore(context.Background(), db, createIfMissing)
 	require.NoError(b, err)
 	defer st.Close()
 	o := options{db: db, userAgent: defaultUserAgent, timeout: time.Second, parallel: 4, checkRate: 10, checkBurst: 3}

@@ -251,26 +251,34 @@ func TestBinaryServeRefusesLoopbackChecks(t *testing.T) {
 // is this test's). Without namespaces the test is skipped, or fails under CI.
 func inEmptyNetns(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv("MONITOR_NETNS") == "1" {
-		for _, args := range [][]string{{"link", "set", "lo", "up"}} {
-			out, err := exec.Command("ip", args...).CombinedOutput()
-			require.NoError(t, err, "ip %v: %s", args, out)
-		}
+	if !inNamespace(t, "-rn") {
+		return false
+	}
+	out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput()
+	require.NoError(t, err, "ip link set lo up: %s", out)
+	return true
+}
+
+// inNamespace is inEmptyNetns for any unshare flags (-rm: a mount namespace
+// of its own, where the test may mount file systems that vanish with it).
+func inNamespace(t *testing.T, flags string) bool {
+	t.Helper()
+	if os.Getenv("MONITOR_NS") == flags {
 		return true
 	}
-	if out, err := exec.Command("unshare", "-rn", "true").CombinedOutput(); err != nil {
-		msg := fmt.Sprintf("network namespaces are unavailable (unshare -rn: %v %s); this test needs them (root, or unprivileged user namespaces)", err, out)
+	if out, err := exec.Command("unshare", flags, "true").CombinedOutput(); err != nil {
+		msg := fmt.Sprintf("namespaces are unavailable (unshare %s: %v %s); this test needs them (root, or unprivileged user namespaces)", flags, err, out)
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
 	}
 	bin := monitorBinary(t)
-	cmd := exec.Command("unshare", "-rn", os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "MONITOR_NETNS=1", "MONITOR_BIN="+bin)
+	cmd := exec.Command("unshare", flags, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MONITOR_NS="+flags, "MONITOR_BIN="+bin)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+t.Name())) {
-		t.Fatalf("inside the network namespace: %v\n%s", err, out)
+		t.Fatalf("inside the namespace (unshare %s): %v\n%s", flags, err, out)
 	}
 	return false
 }

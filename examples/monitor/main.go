@@ -363,10 +363,16 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 
 	var st *store
 	if o.db != "" {
-		// Read-only commands never create a database.
-		readOnly := cmd == "status" || cmd == "report" || cmd == "check"
+		// Read-only commands never create a database, nor write to one.
+		mode := createIfMissing
+		switch cmd {
+		case "status", "report":
+			mode = readOnly
+		case "check":
+			mode = mustExist
+		}
 		var err error
-		st, err = openStore(ctx, o.db, readOnly)
+		st, err = openStore(ctx, o.db, mode)
 		if err != nil {
 			return err
 		}

@@ -238,12 +238,17 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 		byURL[res.URL] = p
 	}
 
+	// The first database error stops the run: a disk that cannot take one
+	// snapshot will not take the next, and the pages not checked stay due.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	var (
 		dbErr error
 		wg    sync.WaitGroup
 	)
 	for range m.o.parallel {
 		wg.Go(func() {
+			ctx := runCtx
 			for {
 				it, err := gate.Next(ctx)
 				if err != nil {
@@ -264,6 +269,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				switch {
 				case err != nil:
 					dbErr = errors.Join(dbErr, err)
+					stopRun()
 				case oc == "":
 					sum.Unfinished++
 				case oc == outcomeOK:
@@ -287,7 +293,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
+	if runCtx.Err() != nil {
 		sum.Unfinished = sum.Due - sum.OK - sum.Errors - sum.Blocked - sum.Waiting - sum.Busy
 	}
 	return sum, dbErr
@@ -315,7 +321,12 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	}
 	if sn.waitUntil != nil {
 		detail := sn.waitDetail
-		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail)
+		if err := m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail); err != nil {
+			// Not recorded: say nothing happened, and give the page back
+			// rather than leave it claimed for the lease.
+			return "", "", errors.Join(err, m.st.release(wctx, p.URL))
+		}
+		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), nil
 	}
 	oc, detail := sn.outcome()
 	var line string
@@ -327,7 +338,12 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	default:
 		line = fmt.Sprintf("error   %s: %s", p.URL, detail)
 	}
-	return oc, line, m.st.saveSnapshot(wctx, &sn.snapshot)
+	// The line is printed only once the snapshot is committed: "ok" means
+	// saved.
+	if err := m.st.saveSnapshot(wctx, &sn.snapshot); err != nil {
+		return "", "", errors.Join(fmt.Errorf("snapshot of %s not saved: %w", p.URL, err), m.st.release(wctx, p.URL))
+	}
+	return oc, line, nil
 }
 
 // taken is one check's result: a snapshot to store, or (waitUntil set) a

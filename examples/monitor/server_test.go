@@ -23,7 +23,7 @@ import (
 // uses, with h's clock and scripted network.
 func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *server {
 	t.Helper()
-	st, err := openStore(context.Background(), h.db, false)
+	st, err := openStore(context.Background(), h.db, createIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	o := options{db: h.db, userAgent: defaultUserAgent, timeout: 5 * time.Second, gap: 0, parallel: 4,
