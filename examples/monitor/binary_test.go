@@ -40,6 +40,12 @@ var built struct {
 // path of the binary (removed when the tests end, by TestMain).
 func monitorBinary(t *testing.T) string {
 	t.Helper()
+	return monitorBinaryB(t)
+}
+
+// monitorBinaryB is monitorBinary for tests and benchmarks alike.
+func monitorBinaryB(t testing.TB) string {
+	t.Helper()
 	if p := os.Getenv("MONITOR_BIN"); p != "" {
 		return p // inside the network namespace: built by the outer test
 	}

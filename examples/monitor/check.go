@@ -63,6 +63,9 @@ type freeTool struct {
 
 func newFreeTool(m *monitor) (*freeTool, error) {
 	client, rc := m.newClient(m.hostGate, func(string, ...any) {})
+	// A stranger's URL: keep less of its body than a tracked page's, so
+	// maxChecksInFlight checks bound the free tool's memory.
+	client.MaxBodyBytes = freeToolMaxBody
 	return &freeTool{m: m, client: client, rc: rc, policy: policyURL(m.o.userAgent)}, nil
 }
 

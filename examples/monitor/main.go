@@ -226,6 +226,9 @@ type options struct {
 	watch      bool
 	checkRate  float64 // free-tool checks per minute per client IP
 	checkBurst int
+	// checksInFlight bounds free-tool checks at once, server-wide; 0 is
+	// maxChecksInFlight (no flag: tests set it explicitly).
+	checksInFlight int
 }
 
 // resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.

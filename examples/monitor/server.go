@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -40,6 +41,12 @@ const (
 	pageSize = 50
 	// historySize is the snapshots of one history page.
 	historySize = 30
+	// maxChecksInFlight bounds the free-tool checks running at once,
+	// server-wide (the per-IP bucket does not bound many clients).
+	maxChecksInFlight = 8
+	// freeToolMaxBody caps the body a free-tool check keeps (the decoded
+	// body: a gzip bomb stops here too).
+	freeToolMaxBody = 2 << 20
 	// maxFormBytes caps a request body: forms carry one URL.
 	maxFormBytes = 16 << 10
 	// csp allows this origin's files only: no inline script or style, no
@@ -54,6 +61,8 @@ type server struct {
 	st      *store
 	tool    *freeTool
 	limiter *ipLimiter
+	// checkSlots holds one token per free-tool check in flight.
+	checkSlots chan struct{}
 	pages   map[string]*template.Template
 	now     func() time.Time
 	banner  string
@@ -69,6 +78,8 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 	s := &server{
 		m: m, st: m.st, tool: tool, now: m.now,
 		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
+		// checksInFlight 0 is the default: a zero option is the safe one.
+		checkSlots: make(chan struct{}, cmp.Or(m.o.checksInFlight, maxChecksInFlight)),
 		banner:  skippedBanner(m.token),
 		policy:  policyURL(m.o.userAgent),
 		errLog:  log.New(errOut, "monitor serve: ", 0),
@@ -468,6 +479,34 @@ func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: r.URL.Query().Get("url")})
 }
 
+// admitCheck lets one free-tool check start: a server-wide slot first (a
+// check holds up to freeToolMaxBody of a stranger's page and its parse, so
+// the number in flight bounds the memory of all of them), then the client's
+// token bucket. When it refuses it has answered (503 or 429, both with
+// Retry-After); otherwise the caller runs the check and calls release.
+func (s *server) admitCheck(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	select {
+	case s.checkSlots <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "2")
+		msg := "the free tool is busy with other checks: try again in 2 s"
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg})
+		} else {
+			d := checkData{common: s.common(r), URL: r.PostFormValue("url")}
+			d.Err = msg
+			s.render(w, http.StatusServiceUnavailable, "check", d)
+		}
+		return nil, false
+	}
+	release = func() { <-s.checkSlots }
+	if s.rateLimited(w, r) {
+		release()
+		return nil, false
+	}
+	return release, true
+}
+
 // rateLimited answers 429 with Retry-After when the client's bucket is
 // empty, and reports whether it did.
 func (s *server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
@@ -517,10 +556,12 @@ func (s *server) checkPost(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusBadRequest, "check", d)
 		return
 	}
-	if s.rateLimited(w, r) {
+	release, ok := s.admitCheck(w, r)
+	if !ok {
 		return
 	}
 	c := s.tool.check(r.Context(), u)
+	release()
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: u, Card: c})
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -478,4 +479,67 @@ func TestOnlyKnownHostNamesAreServed(t *testing.T) {
 		r := do(t, s, "GET", "/api/pages", nil, "Host", host)
 		assert.Equal(t, http.StatusOK, r.code, host)
 	}
+}
+
+// TestFreeToolBoundsChecksInFlightServerWide: past the server-wide number
+// of checks in flight a check is answered 503 with Retry-After, whatever
+// the client's address (the per-IP bucket does not bound many clients); a
+// refused check fetches nothing and costs no token.
+func TestFreeToolBoundsChecksInFlightServerWide(t *testing.T) {
+	h := newHarness(t)
+	slow := h.net.Add("slow.test")
+	slow.Robots("User-agent: *\nAllow: /\n")
+	release := make(chan struct{})
+	slow.Handle("/", func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		fmt.Fprint(w, "<title>slow</title>")
+	})
+	fast := h.site("fast.test", "User-agent: *\nAllow: /\n", "/")
+	s := newTestServer(t, h, func(o *options) { o.checksInFlight = 1 })
+
+	done := make(chan response, 1)
+	go func() {
+		done <- do(t, s, "POST", "/api/check", url.Values{"url": {"http://slow.test/"}}, "RemoteAddr", "127.0.0.2:1")
+	}()
+	require.Eventually(t, func() bool { return slow.Count("/") == 1 }, 5*time.Second, 5*time.Millisecond)
+	for _, target := range []string{"/api/check", "/check"} {
+		r := do(t, s, "POST", target, url.Values{"url": {"http://fast.test/"}}, "RemoteAddr", "127.0.0.3:1")
+		assert.Equal(t, http.StatusServiceUnavailable, r.code, target)
+		assert.NotEmpty(t, r.header.Get("Retry-After"), target)
+		assert.Contains(t, r.body, "busy", target)
+	}
+	assert.Zero(t, fast.Total(), "a refused check fetches nothing")
+	close(release)
+	assert.Equal(t, http.StatusOK, (<-done).code)
+	// The slot is free again, and the refused client's tokens are intact.
+	for range 3 {
+		r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://fast.test/"}}, "RemoteAddr", "127.0.0.3:1")
+		assert.Equal(t, http.StatusOK, r.code)
+	}
+}
+
+// TestFreeToolKeepsABoundedBody: a stranger's page announcing gigabytes (or
+// a gzip bomb) costs a check at most freeToolMaxBody of body.
+func TestFreeToolKeepsABoundedBody(t *testing.T) {
+	h := newHarness(t)
+	big := h.net.Add("big.test")
+	big.Robots("User-agent: *\nAllow: /\n")
+	big.Handle("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", strconv.Itoa(2<<30))
+		word := []byte("word ")
+		chunk := bytes.Repeat(word, 1<<14)
+		for sent := 0; sent < 8<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	s := newTestServer(t, h)
+	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://big.test/"}})
+	require.Equal(t, http.StatusOK, r.code, r.body)
+	var c card
+	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
+	assert.Greater(t, c.WordCount, 1000)
+	assert.LessOrEqual(t, c.WordCount, freeToolMaxBody/len("word ")+1, "at most freeToolMaxBody of the body was kept")
 }
