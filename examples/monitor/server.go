@@ -63,11 +63,11 @@ type server struct {
 	limiter *ipLimiter
 	// checkSlots holds one token per free-tool check in flight.
 	checkSlots chan struct{}
-	pages   map[string]*template.Template
-	now     func() time.Time
-	banner  string
-	policy  string
-	errLog  *log.Logger
+	pages      map[string]*template.Template
+	now        func() time.Time
+	banner     string
+	policy     string
+	errLog     *log.Logger
 }
 
 func newServer(m *monitor, errOut io.Writer) (*server, error) {
@@ -80,10 +80,10 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
 		// checksInFlight 0 is the default: a zero option is the safe one.
 		checkSlots: make(chan struct{}, cmp.Or(m.o.checksInFlight, maxChecksInFlight)),
-		banner:  skippedBanner(m.token),
-		policy:  policyURL(m.o.userAgent),
-		errLog:  log.New(errOut, "monitor serve: ", 0),
-		pages:   map[string]*template.Template{},
+		banner:     skippedBanner(m.token),
+		policy:     policyURL(m.o.userAgent),
+		errLog:     log.New(errOut, "monitor serve: ", 0),
+		pages:      map[string]*template.Template{},
 	}
 	funcs := template.FuncMap{
 		"when":  fmtShort,
