@@ -88,6 +88,7 @@ const indexes = `
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host, url);
 CREATE INDEX IF NOT EXISTS pages_outcome ON pages(last_outcome, url);
 CREATE INDEX IF NOT EXISTS snapshots_saved ON snapshots(bytes_saved) WHERE not_modified = 1;
+CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
 `
 
 // counters keeps the dashboard's totals up to date as snapshots are
@@ -1097,11 +1098,42 @@ func (s *store) loadRobots(ctx context.Context, host string) (robotsRow, bool, e
 	return r, true, nil
 }
 
+// What the robots.txt cache keeps for hosts with no tracked page (the free
+// tool's anonymous checks): the newest maxUntrackedRobots rows, and no more
+// than maxUntrackedRobotsBytes of their bodies. Tracked hosts' rows are never
+// cut: the one-hour promise is about them.
+const (
+	maxUntrackedRobots      = 64
+	maxUntrackedRobotsBytes = 2 << 20
+)
+
+// saveRobots stores r and, in the same transaction, evicts every expired
+// copy (robots.Cache refetches those anyway) and trims untracked hosts' rows
+// to the caps above, so anonymous checks cannot grow the file without bound.
 func (s *store) saveRobots(ctx context.Context, r robotsRow) error {
-	_, err := s.db.ExecContext(ctx, `
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `
 INSERT INTO robots_cache(host, url, status, body, fetched_at, expires_at, error) VALUES(?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(host) DO UPDATE SET url = excluded.url, status = excluded.status, body = excluded.body,
 	fetched_at = excluded.fetched_at, expires_at = excluded.expires_at, error = excluded.error`,
-		r.Host, nullStr(r.URL), r.Status, r.Body, fmtTime(r.FetchedAt), fmtTime(r.ExpiresAt), nullStr(r.Err))
-	return s.wrap(err)
+		r.Host, nullStr(r.URL), r.Status, r.Body, fmtTime(r.FetchedAt), fmtTime(r.ExpiresAt), nullStr(r.Err)); err != nil {
+		return s.wrap(err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, fmtTime(r.FetchedAt)); err != nil {
+		return s.wrap(err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+DELETE FROM robots_cache WHERE host IN (
+	SELECT host FROM (
+		SELECT host, row_number() OVER w AS n, sum(coalesce(length(body), 0)) OVER w AS bytes
+		FROM robots_cache c WHERE NOT EXISTS (SELECT 1 FROM pages p WHERE p.host = c.host)
+		WINDOW w AS (ORDER BY fetched_at DESC, host))
+	WHERE n > ? OR bytes > ?)`, maxUntrackedRobots, maxUntrackedRobotsBytes); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
 }

@@ -388,3 +388,42 @@ func TestMonitorDatabasesAreMarked(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.EqualValues(t, 0x32554163, appID(t, path))
 }
+
+func robotsRows(t *testing.T, st *store) (n int, bytes int64) {
+	t.Helper()
+	require.NoError(t, st.db.QueryRow(`SELECT count(*), coalesce(sum(length(body)), 0) FROM robots_cache`).Scan(&n, &bytes))
+	return n, bytes
+}
+
+// TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts: the free tool's
+// anonymous checks each store a robots.txt copy; expired copies are evicted
+// and untracked hosts' copies are capped, while tracked hosts keep theirs.
+func TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://tracked.example/"}, 6*time.Hour, t0))
+	body := []byte("User-agent: *\nDisallow: /x\n# " + strings.Repeat("p", 500<<10) + "\n")
+	save := func(host string, at time.Time) {
+		require.NoError(t, robotsStore{st}.Save(ctx, robots.Entry{Authority: host, URL: host + "/robots.txt", Status: 200,
+			Body: body, FetchedAt: at, ExpiresAt: at.Add(time.Hour)}))
+	}
+	save("https://tracked.example", t0)
+	for i := range 200 {
+		save(fmt.Sprintf("https://anon%d.example", i), t0.Add(time.Duration(i)*time.Second))
+	}
+	n, size := robotsRows(t, st)
+	assert.LessOrEqual(t, n, maxUntrackedRobots+1)
+	assert.LessOrEqual(t, size, int64(maxUntrackedRobotsBytes+len(body)), "untracked copies are capped in bytes too")
+	_, ok, err := robotsStore{st}.Load(ctx, "https://tracked.example")
+	require.NoError(t, err)
+	assert.True(t, ok, "the tracked host's copy is kept")
+	_, ok, _ = robotsStore{st}.Load(ctx, "https://anon199.example")
+	assert.True(t, ok, "the newest anonymous copy is kept")
+
+	// Two hours on, every copy has expired: the next save evicts them all,
+	// the tracked host's included (robots.Cache would refetch it anyway).
+	save("https://anon-late.example", t0.Add(2*time.Hour))
+	n, _ = robotsRows(t, st)
+	assert.Equal(t, 1, n)
+}
