@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 )
 
 // The JSON API: the dashboard's data for scripts. Times are RFC 3339 UTC;
@@ -113,7 +115,7 @@ type apiDiffSeg struct {
 	Text string `json:"text"`
 }
 
-var opNames = map[diffOp]string{opEqual: "equal", opDelete: "delete", opInsert: "insert", opGap: "gap"}
+var opNames = map[pagetext.Op]string{pagetext.OpEqual: "equal", pagetext.OpDelete: "delete", pagetext.OpInsert: "insert", pagetext.OpGap: "gap"}
 
 func (s *server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 	u := r.PathValue("url")

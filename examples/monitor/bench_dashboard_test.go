@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 )
 
 // bigDashboardDB writes a database of pages tracked pages on 100 hosts with
@@ -29,7 +30,7 @@ func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 	tx, err := st.db.BeginTx(ctx, nil)
 	require.NoError(tb, err)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	text := compressText("Pricing\nPlans start at ten euros a month, billed yearly. Cancel at any time.")
+	text := pagetext.Compress("Pricing\nPlans start at ten euros a month, billed yearly. Cancel at any time.")
 	for i := range pages {
 		host := fmt.Sprintf("https://h%03d.example", i%100)
 		u := fmt.Sprintf("%s/page/%05d", host, i)

@@ -16,7 +16,9 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/frontier"
@@ -96,7 +98,7 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
 		header:   http.Header{"X-AGENT": {"2-UA"}},
-		base:     condTransport{base: base},
+		base:     condget.Transport{Base: base},
 		guard:    g,
 		hostGate: hostGate,
 	}, nil
@@ -402,11 +404,11 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 		return t, false
 	}
 
-	var cond *validators
+	var cond *condget.Validators
 	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
-		cond = &validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
+		cond = &condget.Validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
 	}
-	fctx, info := withFetchInfo(ctx, cond)
+	fctx, info := condget.With(ctx, cond)
 	res, err := client.Get(fctx, pageURL)
 	if err != nil && ctx.Err() != nil {
 		return nil, true
@@ -431,7 +433,7 @@ func robotsCause(v robots.Verdict) string {
 // fetched because of robots.txt. A 304 to a conditional GET carries prev's
 // fields over and is flagged NotModified. info says whether validators were
 // sent (nil: none).
-func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *exchangeInfo, prev *snapshot) *snapshot {
+func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *condget.Exchange, prev *snapshot) *snapshot {
 	sn := &snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
 	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
@@ -460,7 +462,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 	for _, h := range res.Redirects {
 		sn.Redirects = append(sn.Redirects, hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
-	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.sent() {
+	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.Sent() {
 		// Unchanged: the page is what prev saw; only the check is new.
 		carried := *prev
 		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil
@@ -498,7 +500,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		if pg.Encoding != "" {
 			ct = "text/html; charset=" + pg.Encoding
 		}
-		sn.setText(visibleText(res.Body, ct))
+		sn.setText(pagetext.Visible(res.Body, ct))
 		return sn
 	case !errors.Is(perr, fetchpage.ErrNotHTML):
 		sn.Error = "parse HTML: " + perr.Error()

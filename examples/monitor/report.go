@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -27,7 +28,7 @@ func skippedBanner(token string) string {
 type change struct {
 	Field    string
 	Old, New string
-	Text     *wordDiff
+	Text     *pagetext.WordDiff
 }
 
 // diffSnapshots lists the SEO fields that differ from a to b, in a fixed
@@ -57,14 +58,14 @@ func diffSnapshots(a, b *snapshot) []change {
 		tb, errB := b.Text()
 		switch {
 		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0) && ta != tb:
-			wd := diffWords(ta, tb)
+			wd := pagetext.Diff(ta, tb)
 			wd.OldCut, wd.NewCut = a.TextCut, b.TextCut
 			out = append(out, change{Field: "text", Old: fmt.Sprintf("%d words", a.WordCount),
 				New: fmt.Sprintf("%d words", b.WordCount), Text: &wd})
 		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0):
 			// Same stored text, different hash: the change is past the
 			// stored cap.
-			out = append(out, change{Field: "text", Old: "", New: "changed after the first " + fmtBytes(maxTextBytes) + " of text"})
+			out = append(out, change{Field: "text", Old: "", New: "changed after the first " + fmtBytes(pagetext.MaxBytes) + " of text"})
 		case a.ContentHash != "" || b.ContentHash != "":
 			// Not HTML (or stored before texts were): no words to show, only
 			// that the bytes changed, and their size when it is known.
@@ -210,7 +211,7 @@ func writeReport(ctx context.Context, st *store, w io.Writer, now time.Time, sin
 				for _, c := range changes {
 					if c.Text != nil {
 						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", words(c.Text.Added), c.Text.Removed)
-						fmt.Fprintf(&pageOut, "      %s\n", oneLine(c.Text.plain()))
+						fmt.Fprintf(&pageOut, "      %s\n", oneLine(c.Text.Plain()))
 						continue
 					}
 					fmt.Fprintf(&pageOut, "    %s: %s -> %s\n", c.Field, quote(c.Old), quote(c.New))

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
+
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 )
 
 // schema is applied on every open; every statement is idempotent so old
@@ -772,7 +774,7 @@ type snapshot struct {
 // Text returns the stored visible text.
 func (sn *snapshot) Text() (string, error) {
 	if !sn.textOK {
-		sn.text, sn.textErr = decompressText(sn.TextZ)
+		sn.text, sn.textErr = pagetext.Decompress(sn.TextZ)
 		sn.textOK = true
 	}
 	return sn.text, sn.textErr
@@ -780,7 +782,7 @@ func (sn *snapshot) Text() (string, error) {
 
 // setText stores t (already capped) compressed.
 func (sn *snapshot) setText(t string, cut bool) {
-	sn.TextZ, sn.TextCut = compressText(t), cut
+	sn.TextZ, sn.TextCut = pagetext.Compress(t), cut
 	sn.text, sn.textErr, sn.textOK = t, nil, true
 }
 
