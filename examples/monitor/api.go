@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 // The JSON API: the dashboard's data for scripts. Times are RFC 3339 UTC;
@@ -45,11 +47,11 @@ func timePtr(t time.Time) *time.Time {
 	return &u
 }
 
-func (s *server) toAPIPage(p page) apiPage {
+func (s *server) toAPIPage(p store.Page) apiPage {
 	a := apiPage{URL: p.URL, Host: p.Host, IntervalSeconds: int64(p.Interval / time.Second), AddedAt: p.Added.UTC(),
 		LastCheck: timePtr(p.LastAttempt), LastOutcome: p.LastOutcome, LastDetail: p.LastDetail, LastStatus: p.LastStatus,
-		NextDue: p.due().UTC(), LastChange: p.LastChange, LastChangeAt: timePtr(p.LastChanged)}
-	if p.LastOutcome == outcomeBlocked {
+		NextDue: p.Due().UTC(), LastChange: p.LastChange, LastChangeAt: timePtr(p.LastChanged)}
+	if p.LastOutcome == snapshot.OutcomeBlocked {
 		a.Banner = s.banner
 	}
 	return a
@@ -62,7 +64,7 @@ func (s *server) apiPages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := pageNumber(r)
-	pages, total, err := s.st.listPages(r.Context(), f, pageSize, (n-1)*pageSize)
+	pages, total, err := s.st.ListPages(r.Context(), f, pageSize, (n-1)*pageSize)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -76,26 +78,26 @@ func (s *server) apiPages(w http.ResponseWriter, r *http.Request) {
 
 // apiSnapshot is one snapshot in /api/pages/{url}/snapshots.
 type apiSnapshot struct {
-	ID              int64       `json:"id"`
-	TakenAt         time.Time   `json:"taken_at"`
-	Blocked         bool        `json:"blocked_by_robots"`
-	RobotsRule      string      `json:"robots_rule,omitempty"`
-	Status          int         `json:"status,omitempty"`
-	NotModified     bool        `json:"not_modified"`
-	BytesSaved      int64       `json:"bytes_saved,omitempty"`
-	FinalURL        string      `json:"final_url,omitempty"`
-	Redirects       []hop       `json:"redirects,omitempty"`
-	Title           string      `json:"title,omitempty"`
-	MetaDescription string      `json:"meta_description,omitempty"`
-	Canonical       string      `json:"canonical,omitempty"`
-	MetaRobots      string      `json:"meta_robots,omitempty"`
-	XRobotsTag      string      `json:"x_robots_tag,omitempty"`
-	H1              string      `json:"h1,omitempty"`
-	Hreflang        []alternate `json:"hreflang,omitempty"`
-	WordCount       int         `json:"word_count,omitempty"`
-	ResponseMS      int64       `json:"response_ms,omitempty"`
-	Error           string      `json:"error,omitempty"`
-	Changes         []apiChange `json:"changes,omitempty"`
+	ID              int64                `json:"id"`
+	TakenAt         time.Time            `json:"taken_at"`
+	Blocked         bool                 `json:"blocked_by_robots"`
+	RobotsRule      string               `json:"robots_rule,omitempty"`
+	Status          int                  `json:"status,omitempty"`
+	NotModified     bool                 `json:"not_modified"`
+	BytesSaved      int64                `json:"bytes_saved,omitempty"`
+	FinalURL        string               `json:"final_url,omitempty"`
+	Redirects       []snapshot.Hop       `json:"redirects,omitempty"`
+	Title           string               `json:"title,omitempty"`
+	MetaDescription string               `json:"meta_description,omitempty"`
+	Canonical       string               `json:"canonical,omitempty"`
+	MetaRobots      string               `json:"meta_robots,omitempty"`
+	XRobotsTag      string               `json:"x_robots_tag,omitempty"`
+	H1              string               `json:"h1,omitempty"`
+	Hreflang        []snapshot.Alternate `json:"hreflang,omitempty"`
+	WordCount       int                  `json:"word_count,omitempty"`
+	ResponseMS      int64                `json:"response_ms,omitempty"`
+	Error           string               `json:"error,omitempty"`
+	Changes         []apiChange          `json:"changes,omitempty"`
 }
 
 // apiChange is one changed field; for "text", Diff holds the word diff as
@@ -119,7 +121,7 @@ var opNames = map[pagetext.Op]string{pagetext.OpEqual: "equal", pagetext.OpDelet
 
 func (s *server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 	u := r.PathValue("url")
-	p, ok, err := s.st.page(r.Context(), u)
+	p, ok, err := s.st.Page(r.Context(), u)
 	if err != nil {
 		s.fail(w, err)
 		return

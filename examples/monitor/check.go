@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -30,18 +31,18 @@ type card struct {
 	Waiting    string    `json:"robots_unreachable,omitempty"`
 	Error      string    `json:"error,omitempty"`
 
-	Status          int         `json:"status,omitempty"`
-	FinalURL        string      `json:"final_url,omitempty"`
-	Redirects       []hop       `json:"redirects,omitempty"`
-	Title           string      `json:"title,omitempty"`
-	MetaDescription string      `json:"meta_description,omitempty"`
-	Canonical       string      `json:"canonical,omitempty"`
-	MetaRobots      string      `json:"meta_robots,omitempty"`
-	XRobotsTag      string      `json:"x_robots_tag,omitempty"`
-	H1              string      `json:"h1,omitempty"`
-	Hreflang        []alternate `json:"hreflang,omitempty"`
-	WordCount       int         `json:"word_count"`
-	ResponseMS      int64       `json:"response_ms"`
+	Status          int                  `json:"status,omitempty"`
+	FinalURL        string               `json:"final_url,omitempty"`
+	Redirects       []snapshot.Hop       `json:"redirects,omitempty"`
+	Title           string               `json:"title,omitempty"`
+	MetaDescription string               `json:"meta_description,omitempty"`
+	Canonical       string               `json:"canonical,omitempty"`
+	MetaRobots      string               `json:"meta_robots,omitempty"`
+	XRobotsTag      string               `json:"x_robots_tag,omitempty"`
+	H1              string               `json:"h1,omitempty"`
+	Hreflang        []snapshot.Alternate `json:"hreflang,omitempty"`
+	WordCount       int                  `json:"word_count"`
+	ResponseMS      int64                `json:"response_ms"`
 
 	// refused: the address guard refused the URL (or a redirect target).
 	refused bool
@@ -84,7 +85,7 @@ func (f *freeTool) check(ctx context.Context, u string) *card {
 		return c
 	}
 	c.refused = t.refused
-	sn := t.snapshot
+	sn := t.Snapshot
 	if sn.Blocked {
 		c.Blocked = true
 		c.Banner = skippedBanner(f.m.token)
@@ -117,35 +118,35 @@ func policyURL(userAgent string) string {
 // title cannot move the cursor.
 func writeCard(w io.Writer, c *card) {
 	if c.Blocked {
-		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", cmdline.Safe(c.URL), oneLine(c.Banner), oneLine(c.RobotsRule), cmdline.Safe(c.PolicyURL))
+		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", cmdline.Safe(c.URL), snapshot.OneLine(c.Banner), snapshot.OneLine(c.RobotsRule), cmdline.Safe(c.PolicyURL))
 		return
 	}
 	if c.Status == 0 {
-		fmt.Fprintf(w, "%s\nerror: %s\n", cmdline.Safe(c.URL), oneLine(c.Error))
+		fmt.Fprintf(w, "%s\nerror: %s\n", cmdline.Safe(c.URL), snapshot.OneLine(c.Error))
 		return
 	}
 	row := func(name, v string) { fmt.Fprintf(w, "  %-17s %s\n", name+":", v) }
 	fmt.Fprintln(w, cmdline.Safe(c.URL))
 	row("status", fmt.Sprint(c.Status))
 	if c.Error != "" {
-		row("error", oneLine(c.Error))
+		row("error", snapshot.OneLine(c.Error))
 	}
-	row("final URL", quote(c.FinalURL))
+	row("final URL", snapshot.Quote(c.FinalURL))
 	chain := make([]string, len(c.Redirects))
 	for i, h := range c.Redirects {
 		chain[i] = fmt.Sprintf("%d %s", h.Status, h.URL)
 	}
 	if len(chain) > 0 {
-		row("redirects", oneLine(strings.Join(chain, " -> ")))
+		row("redirects", snapshot.OneLine(strings.Join(chain, " -> ")))
 	}
-	row("title", quote(c.Title))
-	row("meta description", quote(c.MetaDescription))
-	row("canonical", quote(c.Canonical))
-	row("meta robots", quote(c.MetaRobots))
-	row("X-Robots-Tag", quote(c.XRobotsTag))
-	row("h1", quote(c.H1))
+	row("title", snapshot.Quote(c.Title))
+	row("meta description", snapshot.Quote(c.MetaDescription))
+	row("canonical", snapshot.Quote(c.Canonical))
+	row("meta robots", snapshot.Quote(c.MetaRobots))
+	row("X-Robots-Tag", snapshot.Quote(c.XRobotsTag))
+	row("h1", snapshot.Quote(c.H1))
 	if len(c.Hreflang) > 0 {
-		row("hreflang", quote(hreflangText(c.Hreflang)))
+		row("hreflang", snapshot.Quote(snapshot.HreflangText(c.Hreflang)))
 	}
 	row("words", fmt.Sprint(c.WordCount))
 	row("response time", fmt.Sprintf("%d ms", c.ResponseMS))

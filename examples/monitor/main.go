@@ -57,6 +57,7 @@ import (
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
@@ -364,18 +365,18 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		e.logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 
-	var st *store
+	var st *store.Store
 	if o.db != "" {
 		// Read-only commands never create a database, nor write to one.
-		mode := createIfMissing
+		mode := store.CreateIfMissing
 		switch cmd {
 		case "status", "report":
-			mode = readOnly
+			mode = store.ReadOnly
 		case "check":
-			mode = mustExist
+			mode = store.MustExist
 		}
 		var err error
-		st, err = openStore(ctx, o.db, mode)
+		st, err = store.Open(ctx, o.db, mode)
 		if err != nil {
 			return err
 		}
@@ -395,7 +396,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 				return &usageError{fmt.Sprintf("%s: %v", u, err)}
 			}
 		}
-		if err := st.track(ctx, urls, o.interval, now()); err != nil {
+		if err := st.Track(ctx, urls, o.interval, now()); err != nil {
 			return err
 		}
 		for _, u := range urls {
@@ -403,7 +404,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		return nil
 	case "untrack":
-		missing, err := st.untrack(ctx, urls)
+		missing, err := st.Untrack(ctx, urls)
 		if err != nil {
 			return err
 		}
@@ -491,7 +492,7 @@ func validInterval(d time.Duration) error {
 
 // nextDueText tells, after a run with nothing due, when something will be.
 func (m *monitor) nextDueText(ctx context.Context) string {
-	next, ok, err := m.st.nextDue(ctx)
+	next, ok, err := m.st.NextDue(ctx)
 	switch {
 	case err != nil:
 		return ""

@@ -19,6 +19,8 @@ import (
 	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/frontier"
@@ -27,7 +29,7 @@ import (
 
 // monitor takes the snapshots that are due, politely.
 type monitor struct {
-	st  *store // nil for `check` without -db
+	st  *store.Store // nil for `check` without -db
 	o   options
 	now func() time.Time
 	// token is the product token of the configured user agent, named in
@@ -69,7 +71,7 @@ func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 // publishedToken is the product token of the 2-UAcomBot page.
 const publishedToken = "2-UAcomBot"
 
-func newMonitor(st *store, o options, e env) (*monitor, error) {
+func newMonitor(st *store.Store, o options, e env) (*monitor, error) {
 	// The guard is on unless -allow-private: test hooks only add to it.
 	g := guard.New(o.allowPrivate, o.resolve).WithTestHooks(e.guardHooks)
 	base := e.transport
@@ -141,7 +143,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		Logger:  m.logger,
 	}
 	if m.st != nil {
-		rc.Store = robotsStore{m.st}
+		rc.Store = m.st.Robots()
 		// A store failure only costs a refetch, but the one-hour promise
 		// depends on the store: say so.
 		rc.OnStoreError = func(err error) { warn("%s\n", cmdline.Safe(fmt.Sprintf("warning: robots_cache: %v", err))) }
@@ -185,7 +187,7 @@ func (s summary) String() string {
 // cannot be fetched is a stored outcome, not a failure.
 func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 	var sum summary
-	due, err := m.st.duePages(ctx, m.now())
+	due, err := m.st.DuePages(ctx, m.now())
 	if err != nil {
 		return sum, err
 	}
@@ -217,7 +219,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 
 	client, rc := m.newClient(bothGates{run: gate, host: m.hostGate}, printf)
 
-	byURL := make(map[string]page, len(due))
+	byURL := make(map[string]store.Page, len(due))
 	for _, p := range due {
 		res := gate.Add(ctx, p.URL, 0, "")
 		if res.Outcome != frontier.Queued {
@@ -229,8 +231,8 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 			if res.Err != nil {
 				detail = res.Err.Error()
 			}
-			sn := &snapshot{PageURL: p.URL, TakenAt: m.now(), Error: "not checked: " + detail}
-			if err := m.st.saveSnapshot(context.WithoutCancel(ctx), sn); err != nil {
+			sn := &snapshot.Snapshot{PageURL: p.URL, TakenAt: m.now(), Error: "not checked: " + detail}
+			if err := m.st.SaveSnapshot(context.WithoutCancel(ctx), sn); err != nil {
 				return sum, err
 			}
 			sum.Errors++
@@ -263,7 +265,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				}
 				oc, line, err := m.check(ctx, rc, client, p)
 				var failed error
-				if oc == outcomeError {
+				if oc == snapshot.OutcomeError {
 					failed = errFetchFailed
 				}
 				gate.Done(it, failed)
@@ -274,13 +276,13 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 					stopRun()
 				case oc == "":
 					sum.Unfinished++
-				case oc == outcomeOK:
+				case oc == snapshot.OutcomeOK:
 					sum.OK++
-				case oc == outcomeError:
+				case oc == snapshot.OutcomeError:
 					sum.Errors++
-				case oc == outcomeBlocked:
+				case oc == snapshot.OutcomeBlocked:
 					sum.Blocked++
-				case oc == outcomeRobotsWait:
+				case oc == snapshot.OutcomeRobotsWait:
 					sum.Waiting++
 				case oc == outcomeBusy:
 					sum.Busy++
@@ -304,46 +306,46 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 // check consults robots.txt and, if allowed, takes one snapshot of p. It
 // returns the outcome ("" when interrupted, nothing recorded) and a line
 // for the run's output; the error is from the database.
-func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Client, p page) (string, string, error) {
+func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Client, p store.Page) (string, string, error) {
 	// Writes must not be cut by Ctrl-C: a taken snapshot is always recorded.
 	wctx := context.WithoutCancel(ctx)
 	start := m.now()
-	if ok, err := m.st.claim(wctx, p.URL, start, start.Add(claimLease)); err != nil {
+	if ok, err := m.st.Claim(wctx, p.URL, start, start.Add(claimLease)); err != nil {
 		return "", "", err
 	} else if !ok {
 		return outcomeBusy, fmt.Sprintf("skipped %s: being checked by another monitor process", p.URL), nil
 	}
-	prev, _, err := m.st.lastGood(wctx, p.URL)
+	prev, _, err := m.st.LastGood(wctx, p.URL)
 	if err != nil {
-		return "", "", errors.Join(err, m.st.release(wctx, p.URL))
+		return "", "", errors.Join(err, m.st.Release(wctx, p.URL))
 	}
 	sn, interrupted := m.take(ctx, rc, client, p.URL, start, prev)
 	if interrupted {
-		return "", "", m.st.release(wctx, p.URL)
+		return "", "", m.st.Release(wctx, p.URL)
 	}
 	if sn.waitUntil != nil {
 		detail := sn.waitDetail
-		if err := m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail); err != nil {
+		if err := m.st.DeferPage(wctx, p.URL, start, *sn.waitUntil, detail); err != nil {
 			// Not recorded: say nothing happened, and give the page back
 			// rather than leave it claimed for the lease.
-			return "", "", errors.Join(err, m.st.release(wctx, p.URL))
+			return "", "", errors.Join(err, m.st.Release(wctx, p.URL))
 		}
-		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), nil
+		return snapshot.OutcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), nil
 	}
-	oc, detail := sn.outcome()
+	oc, detail := sn.Outcome()
 	var line string
 	switch oc {
-	case outcomeOK:
+	case snapshot.OutcomeOK:
 		line = fmt.Sprintf("ok      %s: %s", p.URL, detail)
-	case outcomeBlocked:
+	case snapshot.OutcomeBlocked:
 		line = fmt.Sprintf("blocked %s: %s", p.URL, detail)
 	default:
 		line = fmt.Sprintf("error   %s: %s", p.URL, detail)
 	}
 	// The line is printed only once the snapshot is committed: "ok" means
 	// saved.
-	if err := m.st.saveSnapshot(wctx, &sn.snapshot); err != nil {
-		return "", "", errors.Join(fmt.Errorf("snapshot of %s not saved: %w", p.URL, err), m.st.release(wctx, p.URL))
+	if err := m.st.SaveSnapshot(wctx, &sn.Snapshot); err != nil {
+		return "", "", errors.Join(fmt.Errorf("snapshot of %s not saved: %w", p.URL, err), m.st.Release(wctx, p.URL))
 	}
 	return oc, line, nil
 }
@@ -351,7 +353,7 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 // taken is one check's result: a snapshot to store, or (waitUntil set) a
 // temporary disallow because robots.txt was unreachable.
 type taken struct {
-	snapshot
+	snapshot.Snapshot
 	waitUntil  *time.Time
 	waitDetail string
 	// refused: the address guard refused the page, its robots.txt or a
@@ -363,8 +365,8 @@ type taken struct {
 // free tool: the address guard, robots.txt, then (if allowed) one polite GET,
 // conditional on prev's validators. interrupted means ctx ended first and
 // nothing should be recorded.
-func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot) (*taken, bool) {
-	t := &taken{snapshot: snapshot{PageURL: pageURL, TakenAt: start}}
+func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot.Snapshot) (*taken, bool) {
+	t := &taken{Snapshot: snapshot.Snapshot{PageURL: pageURL, TakenAt: start}}
 	if err := m.guard.CheckURL(ctx, pageURL); err != nil {
 		t.Error, t.refused = err.Error(), true
 		return t, false
@@ -413,7 +415,7 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
-	t.snapshot = *snapshotOf(pageURL, start, res, err, info, prev)
+	t.Snapshot = *snapshotOf(pageURL, start, res, err, info, prev)
 	t.refused = errors.Is(err, guard.ErrForbidden)
 	return t, false
 }
@@ -433,8 +435,8 @@ func robotsCause(v robots.Verdict) string {
 // fetched because of robots.txt. A 304 to a conditional GET carries prev's
 // fields over and is flagged NotModified. info says whether validators were
 // sent (nil: none).
-func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *condget.Exchange, prev *snapshot) *snapshot {
-	sn := &snapshot{PageURL: pageURL, TakenAt: at}
+func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info *condget.Exchange, prev *snapshot.Snapshot) *snapshot.Snapshot {
+	sn := &snapshot.Snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
 	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
 		sn.Blocked = true
@@ -460,7 +462,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 	// added (gate, retries, robots.txt).
 	sn.ResponseTime = res.ResponseTime()
 	for _, h := range res.Redirects {
-		sn.Redirects = append(sn.Redirects, hop{URL: h.URL, Status: h.Status, Location: h.Location})
+		sn.Redirects = append(sn.Redirects, snapshot.Hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
 	if err == nil && res.Status == http.StatusNotModified && prev != nil && info != nil && info.Sent() {
 		// Unchanged: the page is what prev saw; only the check is new.
@@ -468,7 +470,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil
 		carried.Redirects, carried.FinalURL, carried.ResponseTime = sn.Redirects, sn.FinalURL, sn.ResponseTime
 		carried.NotModified, carried.BytesSaved = true, prev.BodyBytes
-		carried.text, carried.textOK, carried.textErr = "", false, nil
+		carried.ResetText()
 		return &carried
 	}
 	sn.BodyBytes = int64(len(res.Body))
@@ -490,7 +492,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 			sn.H1 = pg.H1[0]
 		}
 		for _, a := range pg.Hreflang {
-			sn.Hreflang = append(sn.Hreflang, alternate{Hreflang: a.Hreflang, URL: a.URL})
+			sn.Hreflang = append(sn.Hreflang, snapshot.Alternate{Hreflang: a.Hreflang, URL: a.URL})
 		}
 		sn.ContentHash = pg.TextHash
 		sn.WordCount = pg.WordCount
@@ -500,7 +502,7 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		if pg.Encoding != "" {
 			ct = "text/html; charset=" + pg.Encoding
 		}
-		sn.setText(pagetext.Visible(res.Body, ct))
+		sn.SetText(pagetext.Visible(res.Body, ct))
 		return sn
 	case !errors.Is(perr, fetchpage.ErrNotHTML):
 		sn.Error = "parse HTML: " + perr.Error()
@@ -526,7 +528,7 @@ func (m *monitor) watch(ctx context.Context, w io.Writer, sleep func(context.Con
 			return nil
 		}
 		wait := maxWatchSleep
-		if next, ok, err := m.st.nextDue(ctx); err != nil {
+		if next, ok, err := m.st.NextDue(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

@@ -88,7 +88,7 @@ func TestTimeoutIsRecorded(t *testing.T) {
 		assert.Less(t, time.Since(start), 10*time.Second)
 
 		st := openTestStore(t, db)
-		snaps, err := st.snapshots(t.Context())
+		snaps, err := st.Snapshots(t.Context())
 		require.NoError(t, err)
 		require.Len(t, snaps, 2)
 		assert.Equal(t, "http://a.test/fast", snaps[0].PageURL)

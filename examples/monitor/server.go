@@ -22,6 +22,9 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 // The web side of the monitor: `monitor serve`. Handlers call the same
@@ -58,7 +61,7 @@ const (
 // server serves the dashboard, page history, free tool and JSON API.
 type server struct {
 	m       *monitor
-	st      *store
+	st      *store.Store
 	tool    *freeTool
 	limiter *ipLimiter
 	// checkSlots holds one token per free-tool check in flight.
@@ -87,7 +90,7 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 	}
 	funcs := template.FuncMap{
 		"when":  fmtShort,
-		"bytes": fmtBytes,
+		"bytes": snapshot.FmtBytes,
 		"dur":   fmtDuration,
 		"outcomeLabel": func(oc string) string {
 			for _, o := range outcomeChoices {
@@ -284,10 +287,10 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 type outcomeChoice struct{ Value, Label string }
 
 var outcomeChoices = []outcomeChoice{
-	{outcomeOK, "ok"},
-	{outcomeError, "error"},
-	{outcomeBlocked, "blocked by robots.txt"},
-	{outcomeRobotsWait, "robots.txt unreachable"},
+	{snapshot.OutcomeOK, "ok"},
+	{snapshot.OutcomeError, "error"},
+	{snapshot.OutcomeBlocked, "blocked by robots.txt"},
+	{snapshot.OutcomeRobotsWait, "robots.txt unreachable"},
 	{"new", "not checked yet"},
 }
 
@@ -305,7 +308,7 @@ func validOutcome(v string) bool {
 
 // dashRow is one tracked page on the dashboard.
 type dashRow struct {
-	P       page
+	P       store.Page
 	Blocked bool
 	Due     time.Time
 	DueNow  bool
@@ -313,10 +316,10 @@ type dashRow struct {
 
 type dashData struct {
 	common
-	Totals           totals
+	Totals           store.Totals
 	Hosts            []string
 	Outcomes         []outcomeChoice
-	Filter           pageFilter
+	Filter           store.PageFilter
 	Rows             []dashRow
 	Total            int
 	Page, LastPage   int
@@ -332,9 +335,9 @@ func pageNumber(r *http.Request) int {
 	return min(n, math.MaxInt32)
 }
 
-func (s *server) filter(r *http.Request) (pageFilter, error) {
+func (s *server) filter(r *http.Request) (store.PageFilter, error) {
 	q := r.URL.Query()
-	f := pageFilter{Host: q.Get("host"), Outcome: q.Get("outcome")}
+	f := store.PageFilter{Host: q.Get("host"), Outcome: q.Get("outcome")}
 	if !validOutcome(f.Outcome) {
 		return f, fmt.Errorf("unknown outcome %q", f.Outcome)
 	}
@@ -353,26 +356,26 @@ func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 	if err != nil {
 		d.Err = err.Error()
 		status = http.StatusBadRequest
-		f = pageFilter{}
+		f = store.PageFilter{}
 	}
 	d.Filter = f
 	d.Page = pageNumber(r)
-	if d.Totals, err = s.st.totals(ctx); err != nil {
+	if d.Totals, err = s.st.Totals(ctx); err != nil {
 		s.fail(w, err)
 		return
 	}
-	if d.Hosts, err = s.st.hosts(ctx); err != nil {
+	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
 		s.fail(w, err)
 		return
 	}
-	pages, total, err := s.st.listPages(ctx, f, pageSize, (d.Page-1)*pageSize)
+	pages, total, err := s.st.ListPages(ctx, f, pageSize, (d.Page-1)*pageSize)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	now := s.now()
 	for _, p := range pages {
-		d.Rows = append(d.Rows, dashRow{P: p, Blocked: p.LastOutcome == outcomeBlocked, Due: p.due(), DueNow: !p.due().After(now)})
+		d.Rows = append(d.Rows, dashRow{P: p, Blocked: p.LastOutcome == snapshot.OutcomeBlocked, Due: p.Due(), DueNow: !p.Due().After(now)})
 	}
 	d.Total = total
 	d.LastPage = max(1, (total+pageSize-1)/pageSize)
@@ -393,15 +396,15 @@ func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 
 // histEntry is one snapshot on the history page with its changes.
 type histEntry struct {
-	S       *snapshot
+	S       *snapshot.Snapshot
 	Outcome string
-	Changes []change
+	Changes []snapshot.Change
 	First   bool
 }
 
 type histData struct {
 	common
-	P                page
+	P                store.Page
 	Due              time.Time
 	DueNow           bool
 	Entries          []histEntry
@@ -414,7 +417,7 @@ type histData struct {
 // the changes of each against the one before it: one more snapshot than
 // shown is read, and blocked snapshots are never compared.
 func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
-	snaps, total, err := s.st.pageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
+	snaps, total, err := s.st.PageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -423,10 +426,10 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 		if i == historySize {
 			break
 		}
-		oc, _ := sn.outcome()
+		oc, _ := sn.Outcome()
 		e := histEntry{S: sn, Outcome: oc}
 		if !sn.Blocked {
-			var prev *snapshot
+			var prev *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
 				if !older.Blocked {
 					prev = older
@@ -437,7 +440,7 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 				e.First = true
 			}
 			if prev != nil {
-				e.Changes = diffSnapshots(prev, sn)
+				e.Changes = snapshot.Diff(prev, sn)
 			}
 		}
 		entries = append(entries, e)
@@ -448,7 +451,7 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 func (s *server) history(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	u := r.URL.Query().Get("url")
-	p, ok, err := s.st.page(ctx, u)
+	p, ok, err := s.st.Page(ctx, u)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -457,7 +460,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusNotFound, fmt.Sprintf("not tracked: %s", u))
 		return
 	}
-	d := histData{common: s.common(r), P: p, Due: p.due(), DueNow: !p.due().After(s.now()), Page: pageNumber(r)}
+	d := histData{common: s.common(r), P: p, Due: p.Due(), DueNow: !p.Due().After(s.now()), Page: pageNumber(r)}
 	d.Entries, d.Total, err = s.historyEntries(ctx, u, d.Page)
 	if err != nil {
 		s.fail(w, err)
@@ -587,7 +590,7 @@ func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("%s: %v", u, err))
 		return
 	}
-	if err := s.st.track(r.Context(), []string{u}, interval, s.now()); err != nil {
+	if err := s.st.Track(r.Context(), []string{u}, interval, s.now()); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -600,7 +603,7 @@ func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	missing, err := s.st.untrack(r.Context(), []string{u})
+	missing, err := s.st.Untrack(r.Context(), []string{u})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -24,7 +25,7 @@ import (
 // uses, with h's clock and scripted network.
 func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *server {
 	t.Helper()
-	st, err := openStore(context.Background(), h.db, createIfMissing)
+	st, err := store.Open(context.Background(), h.db, store.CreateIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	o := options{db: h.db, userAgent: defaultUserAgent, timeout: 5 * time.Second, gap: 0, parallel: 4,
@@ -145,7 +146,7 @@ func TestDashboardFiltersAndPaginates(t *testing.T) {
 	for i := range 60 {
 		many = append(many, fmt.Sprintf("https://many.test/p%03d", i))
 	}
-	require.NoError(t, st.track(context.Background(), many, 6*time.Hour, h.clk.Now()))
+	require.NoError(t, st.Track(context.Background(), many, 6*time.Hour, h.clk.Now()))
 	s := newTestServer(t, h)
 
 	r := do(t, s, "GET", "/?outcome=blocked", nil)
@@ -219,7 +220,7 @@ func TestFreeToolCardAndBanner(t *testing.T) {
 	assert.Contains(t, r.body, `<a href="https://2-ua.com/support/robots" rel="noopener">Read how our bot respects robots.txt</a>`)
 	assert.Equal(t, 0, site.Count("/private/new"))
 
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, pages, 6, "checking tracks nothing")
 
@@ -253,7 +254,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 	r = do(t, s, "GET", r.header.Get("Location"), nil)
 	assert.Contains(t, r.body, "Page tracked")
 	st := openTestStore(t, h.db)
-	p, ok, err := st.page(context.Background(), "https://shop.test/a")
+	p, ok, err := st.Page(context.Background(), "https://shop.test/a")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, 24*time.Hour, p.Interval)
@@ -269,7 +270,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.code, tc.url)
 		assert.Contains(t, r.body, tc.want, tc.url)
 	}
-	_, ok, _ = st.page(context.Background(), "https://shop.test/b")
+	_, ok, _ = st.Page(context.Background(), "https://shop.test/b")
 	assert.False(t, ok)
 
 	// Notices come from a fixed set: text in the URL is never shown.
@@ -282,7 +283,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 
 	r = do(t, s, "POST", "/untrack", url.Values{"url": {"https://shop.test/a"}})
 	require.Equal(t, http.StatusSeeOther, r.code)
-	_, ok, _ = st.page(context.Background(), "https://shop.test/a")
+	_, ok, _ = st.Page(context.Background(), "https://shop.test/a")
 	assert.False(t, ok)
 	r = do(t, s, "POST", "/untrack", url.Values{"url": {"https://shop.test/a"}})
 	assert.Equal(t, http.StatusNotFound, r.code)
@@ -303,7 +304,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 			assert.Equal(t, http.StatusForbidden, r.code, "%s %v", target, hdr)
 		}
 	}
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, pages)
 	// Same origin (a browser on the dashboard) and no browser at all (curl)
@@ -472,7 +473,7 @@ func TestOnlyKnownHostNamesAreServed(t *testing.T) {
 			assert.Equal(t, http.StatusMisdirectedRequest, r.code, "%s %s Host %q", rq.method, rq.target, host)
 		}
 	}
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, pages, "nothing was tracked")
 	for _, host := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080", "LOCALHOST", "app.localhost", "monitor.internal:8080", "MONITOR.internal"} {
