@@ -49,12 +49,12 @@ type atomEntry struct {
 }
 
 type atomFeed struct {
-	XMLName xml.Name   `xml:"http://www.w3.org/2005/Atom feed"`
-	ID      string     `xml:"id"`
-	Title   atomText   `xml:"title"`
-	Updated string     `xml:"updated"`
-	Author  string     `xml:"author>name"`
-	Links   []atomLink `xml:"link"`
+	XMLName xml.Name    `xml:"http://www.w3.org/2005/Atom feed"`
+	ID      string      `xml:"id"`
+	Title   atomText    `xml:"title"`
+	Updated string      `xml:"updated"`
+	Author  string      `xml:"author>name"`
+	Links   []atomLink  `xml:"link"`
 	Entries []atomEntry `xml:"entry"`
 }
 
