@@ -83,6 +83,8 @@ type Delivery struct {
 	Attempts  int       // claims so far, this one included
 	Next      time.Time // Pending: not before; Sending: the lease's end
 	LastError string
+
+	unreadable string // Claim could not decode the stored message: sent as a failure
 }
 
 // DeliveryKey is the idempotency key of a change's delivery to a channel.
@@ -99,6 +101,9 @@ type Execer interface {
 // snapshot m is about: both are written or neither. A change queued again
 // for the same channel (the snapshot's transaction retried) is one row.
 func Enqueue(ctx context.Context, tx Execer, channelID int64, m *Message, now time.Time) error {
+	if m.ID == "" || m.PageURL == "" {
+		return fmt.Errorf("alert: queueing a message without an ID or page URL (%q, %q)", m.ID, m.PageURL)
+	}
 	body, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("alert: encoding message %s: %w", m.ID, err)
@@ -162,7 +167,7 @@ func (o *SQLOutbox) Claim(ctx context.Context, now time.Time, lease time.Duratio
 		d.Next, _ = time.Parse(timeFormat, next)
 		if err := json.Unmarshal([]byte(msg), &d.Message); err != nil {
 			// Recorded as failed by the sender: the row cannot be sent.
-			d.LastError = "stored message unreadable: " + err.Error()
+			d.unreadable = "stored message unreadable: " + err.Error()
 		}
 		out = append(out, d)
 	}
@@ -276,6 +281,9 @@ func (s *Sender) now() time.Time {
 // each attempt. It returns how many it attempted; an error is the outbox's
 // (a failed send is recorded, not returned).
 func (s *Sender) RunOnce(ctx context.Context) (int, error) {
+	if s.Outbox == nil || s.Channel == nil {
+		return 0, errors.New("alert: Sender needs an Outbox and a Channel function")
+	}
 	lease, batch := orDefault(s.Lease, DefaultLease), orDefault(s.Batch, DefaultBatch)
 	ds, err := s.Outbox.Claim(ctx, s.now(), lease, batch)
 	if err != nil {
@@ -311,8 +319,8 @@ func (s *Sender) deliver(ctx context.Context, d *Delivery) error {
 	a := Attempt{Started: s.now()}
 	var err error
 	switch {
-	case d.LastError != "" && d.Message.ID == "":
-		err = Permanent(errors.New(d.LastError))
+	case d.unreadable != "":
+		err = Permanent(errors.New(d.unreadable))
 	default:
 		var ch Channel
 		if ch, err = s.Channel(ctx, d.ChannelID); err == nil {

@@ -107,6 +107,9 @@ func TestEnqueueInTheSnapshotTransaction(t *testing.T) {
 	if err := db.QueryRow(`SELECT idem_key FROM alert_outbox WHERE channel_id = ?`, b).Scan(&key); err != nil || key != DeliveryKey(m.ID, b) {
 		t.Fatalf("key %q %v", key, err)
 	}
+	if err := Enqueue(ctx, db, a, &Message{PageURL: "https://x.example/"}, time.Now()); err == nil {
+		t.Fatal("a message without an ID was queued")
+	}
 	// Deleting a channel drops its deliveries.
 	if _, err := db.Exec(`DELETE FROM alert_channels WHERE id = ?`, b); err != nil {
 		t.Fatal(err)
@@ -177,7 +180,7 @@ func outcomes(t *testing.T, db *sql.DB) string {
 func TestSenderRetriesWithBackoffThenDelivers(t *testing.T) {
 	db, s, clk, r := senderFixture(t, func(w http.ResponseWriter, n int32) {
 		if n <= 2 {
-			http.Error(w, "busy", 500)
+			http.Error(w, "busy", http.StatusInternalServerError)
 		}
 	})
 	runOnce(t, s, 1) // 500
@@ -204,7 +207,7 @@ func TestSenderRetriesWithBackoffThenDelivers(t *testing.T) {
 
 func TestSenderMarksFailed(t *testing.T) {
 	t.Run("after MaxAttempts", func(t *testing.T) {
-		db, s, clk, _ := senderFixture(t, func(w http.ResponseWriter, _ int32) { http.Error(w, "down", 502) })
+		db, s, clk, _ := senderFixture(t, func(w http.ResponseWriter, _ int32) { http.Error(w, "down", http.StatusBadGateway) })
 		s.MaxAttempts = 3
 		for range 3 {
 			runOnce(t, s, 1)
@@ -216,8 +219,19 @@ func TestSenderMarksFailed(t *testing.T) {
 			t.Fatalf("%+v %s", ds, outcomes(t, db))
 		}
 	})
+	t.Run("unreadable stored message", func(t *testing.T) {
+		db, s, _, r := senderFixture(t, nil)
+		if _, err := db.Exec(`UPDATE alert_outbox SET message = '{"id": 7'`); err != nil {
+			t.Fatal(err)
+		}
+		runOnce(t, s, 1)
+		ds, _ := (&SQLOutbox{DB: db}).Deliveries(context.Background(), Failed, 10)
+		if len(ds) != 1 || !strings.Contains(ds[0].LastError, "stored message unreadable") || r.requests.Load() != 0 {
+			t.Fatalf("%+v, %d requests", ds, r.requests.Load())
+		}
+	})
 	t.Run("permanent error at once", func(t *testing.T) {
-		db, s, _, _ := senderFixture(t, func(w http.ResponseWriter, _ int32) { http.Error(w, "no such hook", 404) })
+		db, s, _, _ := senderFixture(t, func(w http.ResponseWriter, _ int32) { http.Error(w, "no such hook", http.StatusNotFound) })
 		runOnce(t, s, 1)
 		if got := outcomes(t, db); got != "failed" {
 			t.Fatalf("attempts %s", got)
@@ -227,7 +241,7 @@ func TestSenderMarksFailed(t *testing.T) {
 		db, s, clk, _ := senderFixture(t, func(w http.ResponseWriter, n int32) {
 			if n == 1 {
 				w.Header().Set("Retry-After", "600")
-				http.Error(w, "slow down", 429)
+				http.Error(w, "slow down", http.StatusTooManyRequests)
 			}
 		})
 		runOnce(t, s, 1)

@@ -50,7 +50,7 @@ func newReceiver(t *testing.T, secret string, answer func(w http.ResponseWriter,
 		n := r.requests.Add(1)
 		body, _ := io.ReadAll(req.Body)
 		if req.Method != http.MethodPost || req.Header.Get("Content-Type") != "application/json" {
-			http.Error(w, "want a JSON POST", 400)
+			http.Error(w, "want a JSON POST", http.StatusBadRequest)
 			return
 		}
 		if len(r.secret) > 0 {
@@ -58,7 +58,7 @@ func newReceiver(t *testing.T, secret string, answer func(w http.ResponseWriter,
 			mac.Write([]byte(req.Header.Get("X-Polite-Timestamp") + "." + string(body)))
 			want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
 			if !hmac.Equal([]byte(want), []byte(req.Header.Get("X-Polite-Signature"))) {
-				http.Error(w, "bad signature", 401)
+				http.Error(w, "bad signature", http.StatusUnauthorized)
 				return
 			}
 		}
@@ -265,7 +265,7 @@ func TestSlackIncomingWebhook(t *testing.T) {
 		t.Fatalf("headers %v", h)
 	}
 	// Slack's refusals are 4xx with a word: permanent.
-	_, gone := newReceiver(t, "", func(w http.ResponseWriter, _ int32) { http.Error(w, "channel_is_archived", 410) })
+	_, gone := newReceiver(t, "", func(w http.ResponseWriter, _ int32) { http.Error(w, "channel_is_archived", http.StatusGone) })
 	if err := (&Slack{URL: gone.URL, Net: loopback}).Send(context.Background(), "k", sample()); !IsPermanent(err) || !strings.Contains(err.Error(), "channel_is_archived") {
 		t.Fatalf("archived channel: %v", err)
 	}

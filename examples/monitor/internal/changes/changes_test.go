@@ -2,6 +2,7 @@ package changes
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -312,4 +313,24 @@ func FuzzDiffWords(f *testing.F) {
 			t.Fatalf("zero threshold on %+v", d)
 		}
 	})
+}
+
+// BenchmarkDiffWords at two sizes: time grows with the text (the 100k-word
+// text takes about 100× the 1k one), memory with its distinct words only.
+func BenchmarkDiffWords(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		words := make([]string, n)
+		for i := range words {
+			words[i] = "w" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+		}
+		old := strings.Join(words, " ")
+		words[n/2] = "changed"
+		new := strings.Join(words, " ")
+		b.Run(strconv.Itoa(n)+"words", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				DiffWords(old, new)
+			}
+		})
+	}
 }
