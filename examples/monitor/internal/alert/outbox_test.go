@@ -255,6 +255,62 @@ func TestSenderMarksFailed(t *testing.T) {
 	})
 }
 
+// The defaults as shipped: DefaultBackoff's waits and DefaultMaxAttempts.
+func TestSenderDefaults(t *testing.T) {
+	for n, want := range map[int]time.Duration{0: 30 * time.Second, 1: 30 * time.Second, 2: time.Minute, 3: 2 * time.Minute,
+		7: 32 * time.Minute, 8: time.Hour, 50: time.Hour} {
+		for range 20 {
+			if got := DefaultBackoff(n); got < want || got > want+want/5 {
+				t.Fatalf("DefaultBackoff(%d) = %v, want %v..%v", n, got, want, want+want/5)
+			}
+		}
+	}
+	db, s, clk, r := senderFixture(t, func(w http.ResponseWriter, _ int32) { http.Error(w, "down", http.StatusServiceUnavailable) })
+	s.Backoff = nil
+	var waits []time.Duration
+	for range 20 {
+		runOnce(t, s, 1)
+		ds, _ := (&SQLOutbox{DB: db}).Deliveries(context.Background(), "", 1)
+		if ds[0].State == Failed {
+			break
+		}
+		wait := ds[0].Next.Sub(clk.Now())
+		waits = append(waits, wait)
+		clk.Advance(wait - time.Nanosecond)
+		runOnce(t, s, 0) // not a moment early
+		clk.Advance(time.Nanosecond)
+	}
+	if r.requests.Load() != DefaultMaxAttempts || len(waits) != DefaultMaxAttempts-1 || waits[0] < 30*time.Second || waits[6] < 32*time.Minute {
+		t.Fatalf("%d requests, waits %v", r.requests.Load(), waits)
+	}
+}
+
+// A sender stopped mid-send records nothing: the lease brings the delivery
+// back to the next sender.
+func TestSenderStoppedMidSendLeavesTheClaim(t *testing.T) {
+	release := make(chan struct{})
+	db, s, clk, r := senderFixture(t, func(w http.ResponseWriter, n int32) {
+		if n == 1 {
+			<-release
+		}
+	})
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-r.bodies; cancel() }()
+	if _, err := s.RunOnce(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	if got := outcomes(t, db); got != "" {
+		t.Fatalf("attempts %q", got)
+	}
+	runOnce(t, s, 0)
+	clk.Advance(DefaultLease)
+	runOnce(t, s, 1)
+	if got := outcomes(t, db); got != "delivered" {
+		t.Fatalf("attempts %q", got)
+	}
+}
+
 func TestLeaseExpiryReclaimsAndFencesTheOldClaim(t *testing.T) {
 	db, _, clk, _ := senderFixture(t, nil)
 	o := &SQLOutbox{DB: db}
