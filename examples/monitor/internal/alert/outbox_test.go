@@ -544,3 +544,56 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// Two senders on one database (a cron run beside serve -watch, each with
+// its own connection pool) never claim one delivery twice.
+func TestTwoSendersNeverSendOneDeliveryTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mon.db")
+	db := openDB(t, path)
+	defer db.Close()
+	ch := addChannel(t, db, "hook")
+	const n = 60
+	for i := range n {
+		m := sample()
+		m.ID = fmt.Sprintf("change-%d", i)
+		if err := saveSnapshot(context.Background(), db, m, []int64{ch}, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	received := map[string]int{}
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		received[req.Header.Get(HeaderKey)]++
+		mu.Unlock()
+	}))
+	var wg sync.WaitGroup
+	for range 2 {
+		other := openDB(t, path)
+		defer other.Close()
+		s := &Sender{Outbox: &SQLOutbox{DB: other}, Batch: 3, Channel: func(context.Context, int64) (Channel, error) {
+			return &Webhook{URL: srv.URL, Net: loopback}, nil
+		}}
+		wg.Go(func() {
+			for {
+				k, err := s.RunOnce(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if k == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(received) != n {
+		t.Fatalf("%d distinct deliveries of %d", len(received), n)
+	}
+	for k, c := range received {
+		if c != 1 {
+			t.Errorf("%s sent %d times", k, c)
+		}
+	}
+}
