@@ -84,8 +84,18 @@ type Client struct {
 	// the run, and that gap applies to the very retry that tripped it: a
 	// 429 with "Retry-After: 1" is retried after 3 s, not 1 s.
 	Slowdown *backoff.Slowdown
-	// Transport is the base transport. nil means a shared NewBaseTransport(nil).
+	// Transport is the base transport. nil means a shared NewBaseTransport(nil),
+	// or Guard.NewTransport() when Guard is set.
 	Transport http.RoundTripper
+	// Guard, when set, refuses internal addresses (see [Guard]): every URL
+	// and redirect hop is checked by name before robots.txt, the gate or
+	// DNS, and every connection at dial time (Guard.NewTransport's dialer,
+	// the base when Transport is nil). A Transport of the caller's own is
+	// still checked on each connection's remote address before a request
+	// is written; build it with Guard.NewTransport so refused addresses
+	// are never connected at all. nil means no guard: a crawler of sites
+	// it chose may fetch internal ones.
+	Guard *Guard
 	// Now is the clock for timings and Retry-After dates. nil means time.Now.
 	Now func() time.Time
 	// Logger receives the decision events fetch.disallowed,
@@ -125,7 +135,10 @@ func (c *Client) init() *state {
 		}
 		st.header = make(http.Header, len(c.Header)+1)
 		applyHeader(st.header, st.ua, c.Header)
-		if st.base == nil {
+		switch {
+		case c.Guard != nil:
+			st.base = guardBase(c.Guard, st.base)
+		case st.base == nil:
 			st.base = defaultBase()
 		}
 		if st.maxRedirects == 0 {
@@ -361,6 +374,9 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 	var seen []string // canonical URLs of this chain, for loop detection
 	for {
 		res.FinalURL = cur
+		if err := c.guardURL(ctx, method, u, cur, res.Redirects); err != nil {
+			return err
+		}
 		if err := c.allowed(ctx, st, method, cur, res.Redirects, res); err != nil {
 			return err
 		}
@@ -402,6 +418,20 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 		}
 		u, cur = next, ns
 	}
+}
+
+// guardURL is the Guard's check of a URL by name, before robots.txt, the
+// gate or DNS; nil without a Guard.
+func (c *Client) guardURL(ctx context.Context, method string, u *url.URL, raw string, chain []Hop) error {
+	g := c.Guard
+	if g == nil {
+		return nil
+	}
+	if err := g.checkURL(u, raw); err != nil {
+		logAddressRefused(ctx, c.Logger, err, len(chain))
+		return &Error{Op: method, URL: raw, Redirects: chain, Err: err}
+	}
+	return nil
 }
 
 // allowed asks robots.txt about rawURL, the target of redirect number

@@ -135,7 +135,7 @@ func (t *Transport) header() http.Header {
 func (t *Transport) base() http.RoundTripper {
 	b := t.Base
 	if b == nil && t.client != nil {
-		b = t.client.Transport
+		b = t.client.init().base // with the client's Guard, when it has one
 	}
 	if b == nil {
 		b = defaultBase()
@@ -163,6 +163,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
+	if t.client != nil && t.Base == nil {
+		if err := t.client.guardURL(ctx, req.Method, req.URL, req.URL.Redacted(), nil); err != nil {
+			closeReqBody(req)
+			return nil, err
+		}
+	}
 	r2 := req.Clone(ctx)
 	applyHeader(r2.Header, t.userAgent(), t.header())
 	release := nop
