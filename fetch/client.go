@@ -96,6 +96,15 @@ type Client struct {
 	// are never connected at all. nil means no guard: a crawler of sites
 	// it chose may fetch internal ones.
 	Guard *Guard
+	// Validators, when set, makes every GET conditional: the validators
+	// stored for a URL (ETag, Last-Modified of its last 200) are sent as
+	// If-None-Match and If-Modified-Since, a 304 comes back as
+	// Result.Unchanged (Status 304, no Body, BytesSaved), and each 2xx
+	// stores its validators — unless it says Cache-Control: no-store, or
+	// has none, which deletes the URL's. Validators are keyed by the URL
+	// requested (each redirect hop its own); HEAD never uses them. nil
+	// means unconditional requests.
+	Validators ValidatorStore
 	// Now is the clock for timings and Retry-After dates. nil means time.Now.
 	Now func() time.Time
 	// Logger receives the decision events fetch.disallowed,
@@ -290,6 +299,24 @@ type Result struct {
 	Redirects   []Hop  // oldest first
 	Attempts    []Attempt
 
+	// Challenge is set when the final response is a bot-protection
+	// challenge or block (see DetectChallenge), with the signal that
+	// matched: the site did not show the page, so it is neither a broken
+	// page nor a change. It was not retried.
+	Challenge *Challenge
+	// RobotsStatus is the HTTP status of the robots.txt that allowed the
+	// final URL (0 when it was not fetched: a network error, a custom
+	// checker). With Status, it tells a site refusing the crawler
+	// (RefusesCrawler) from a broken page.
+	RobotsStatus int
+	// Conditional reports that the final request carried validators
+	// (Client.Validators); Unchanged that it was answered 304 Not
+	// Modified: the page is as it was when they were stored, and
+	// BytesSaved is the size of the body that response carried.
+	Conditional bool
+	Unchanged   bool
+	BytesSaved  int64
+
 	// TTFB is the final request's time to first byte: from sending it to
 	// its response headers (connect and TLS included). 0 when the final
 	// request got no response.
@@ -322,6 +349,18 @@ func (r *Result) ResponseTime() time.Duration {
 		return 0
 	}
 	return r.TTFB + r.Download
+}
+
+// RefusesCrawler reports a plain hard block: the site answered 401 or 403
+// both to robots.txt and to this URL, as a user-agent rule in nginx,
+// Apache or a CDN does. It is the site refusing this crawler, not a broken
+// page; a crawl should stop at the site and say so.
+func (r *Result) RefusesCrawler() bool {
+	return r != nil && isRefusal(r.RobotsStatus) && isRefusal(r.Status) && r.Challenge == nil
+}
+
+func isRefusal(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 // MediaType returns the lower-cased media type of ContentType without
@@ -380,10 +419,26 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 		if err := c.allowed(ctx, st, method, cur, res.Redirects, res); err != nil {
 			return err
 		}
-		if err := c.exchange(ctx, st, method, u, cur, res); err != nil {
+		hdr, had, known := st.header, Validators{}, false
+		if c.Validators != nil && method == http.MethodGet {
+			var err error
+			if had, known, err = c.Validators.Load(ctx, cur); err != nil {
+				return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("loading validators: %w", err)}
+			}
+			if known {
+				hdr = conditionalHeader(hdr, had)
+			}
+		}
+		res.Conditional = known && (had.ETag != "" || had.LastModified != "")
+		if err := c.exchange(ctx, st, method, u, cur, hdr, res); err != nil {
 			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
 		}
 		if st.maxRedirects < 0 || !isRedirect(res.Status) {
+			if c.Validators != nil && method == http.MethodGet {
+				if err := c.updateValidators(ctx, cur, res, had, known); err != nil {
+					return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("storing validators: %w", err)}
+				}
+			}
 			return nil
 		}
 		loc := res.Header.Get("Location")
@@ -446,6 +501,7 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 	v, err := c.robots().CheckAs(ctx, st.tokens, rawURL)
 	if res != nil {
 		res.RobotsWait += c.now().Sub(t0)
+		res.RobotsStatus = v.Status
 	}
 	if err != nil {
 		return &Error{Op: method, URL: rawURL, Redirects: chain, Err: fmt.Errorf("robots.txt check: %w", err)}
@@ -460,10 +516,10 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 
 // exchange sends one request with retries, filling res with the last
 // response. It waits between attempts holding no gate slot.
-func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.URL, cur string, res *Result) error {
+func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.URL, cur string, hdr http.Header, res *Result) error {
 	var wait time.Duration
 	for n := 1; ; n++ {
-		resp, release, err := c.attempt(ctx, st, method, u, res)
+		resp, release, err := c.attempt(ctx, st, method, u, hdr, res)
 		if _, refused := err.(*gateError); refused {
 			return err // nothing was sent
 		}
@@ -491,8 +547,8 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 		// The slot is freed only now, so a request that was waiting for it
 		// already sees a slowdown this response tripped.
 		release()
-		if ctx.Err() != nil || !d.Retry {
-			return err
+		if ctx.Err() != nil || !d.Retry || res.Challenge != nil {
+			return err // a challenge is the site's answer, not a transient error
 		}
 		logRetry(ctx, c.Logger, cur, n, a.Status, err, d.Wait)
 		t0 := c.now()
@@ -515,7 +571,7 @@ func (e *gateError) Unwrap() error { return e.err }
 // and reads its body. It returns the gate slot's release, which the caller
 // must call exactly once (after tripping any slowdown), and the response
 // (body consumed) even when reading the body failed.
-func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, func(), error) {
+func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, hdr http.Header, res *Result) (*http.Response, func(), error) {
 	release := nop
 	if g := c.Gate; g != nil {
 		t0 := c.now()
@@ -540,7 +596,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
 		ProtoMinor: 1,
-		Header:     st.header,
+		Header:     hdr,
 		Host:       u.Host,
 	}).WithContext(rctx)
 	var waits *waitContext
@@ -550,7 +606,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		waits = &waitContext{Context: rctx}
 		req = req.WithContext(waits)
 	}
-	res.TTFB, res.Download = 0, 0
+	res.TTFB, res.Download, res.Challenge = 0, 0, nil
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
 	if waits != nil {
@@ -579,6 +635,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	if err != nil {
 		return resp, release, st.requestError(ctx, rctx, err)
 	}
+	res.Challenge = DetectChallenge(resp.StatusCode, resp.Header, res.Body)
 	return resp, release, nil
 }
 

@@ -185,7 +185,11 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 		c.Slowdown = cfg.Slowdown
 		c.Gate = f
 		// Requests start within the start window of their admission.
-		c.Transport = f.Transport(c.Transport)
+		base := c.Transport
+		if base == nil && c.Guard != nil {
+			base = c.Guard.NewTransport() // the SSRF guard's dialer, wrapped below, not an unguarded default
+		}
+		c.Transport = f.Transport(base)
 		// The fleet shares robots.txt: the client's cache loads what any
 		// worker fetched, and takes the fleet-wide fetch lock.
 		if rc := c.RobotsCache(); rc != nil && rc.Store == nil {
