@@ -105,6 +105,16 @@ type Client struct {
 	// requested (each redirect hop its own); HEAD never uses them. nil
 	// means unconditional requests.
 	Validators ValidatorStore
+	// Claimer, when set, is asked before each redirect target of a Get is
+	// requested (after its robots.txt check; never for the URL passed to
+	// Get, which the crawl handed out itself): a target the crawl has
+	// already requested or queued is not requested again, and Get returns
+	// the redirect response itself with Result.DuplicateTarget set.
+	// frontier.New and redisfrontier.New set it to the frontier when this
+	// client is their Config.Client, so a crawl requests each normalized
+	// URL once, whether a link, a sitemap or a redirect led to it. Head
+	// does not claim. nil means every redirect is followed.
+	Claimer Claimer
 	// Now is the clock for timings and Retry-After dates. nil means time.Now.
 	Now func() time.Time
 	// Logger receives the decision events fetch.disallowed,
@@ -299,6 +309,13 @@ type Result struct {
 	Redirects   []Hop  // oldest first
 	Attempts    []Attempt
 
+	// DuplicateTarget is set when the final response is a redirect that
+	// was not followed because the crawl had requested or queued its
+	// target already (Client.Claimer): the target's URL. Status and Header
+	// are the redirect's, FinalURL the redirecting URL, and Redirects the
+	// hops before it; the error is nil.
+	DuplicateTarget string
+
 	// Challenge is set when the final response is a bot-protection
 	// challenge or block (see DetectChallenge), with the signal that
 	// matched: the site did not show the page, so it is neither a broken
@@ -411,6 +428,7 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 	}
 	cur := rawURL
 	var seen []string // canonical URLs of this chain, for loop detection
+	claim := false    // cur is a redirect target to claim before requesting it
 	for {
 		res.FinalURL = cur
 		if err := c.guardURL(ctx, method, u, cur, res.Redirects); err != nil {
@@ -418,6 +436,11 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 		}
 		if err := c.allowed(ctx, st, method, cur, res.Redirects, res); err != nil {
 			return err
+		}
+		if claim {
+			if ok, err := c.claimHop(ctx, method, u, cur, res); !ok {
+				return err
+			}
 		}
 		hdr, had, known := st.header, Validators{}, false
 		if c.Validators != nil && method == http.MethodGet {
@@ -471,9 +494,33 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 				return &Error{Op: method, URL: ns, Redirects: res.Redirects, Err: err}
 			}
 		}
+		claim = c.Claimer != nil && method == http.MethodGet
 		u, cur = next, ns
 	}
 }
+
+// claimHop asks the Claimer about the redirect target u (the last hop's
+// target): true means request it; false means the crawl has it already,
+// and res becomes the redirect response that led here.
+func (c *Client) claimHop(ctx context.Context, method string, u *url.URL, cur string, res *Result) (bool, error) {
+	ok, err := c.Claimer.Claim(ctx, u)
+	if err != nil {
+		return false, &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("claiming the redirect target: %w", err)}
+	}
+	if ok {
+		return true, nil
+	}
+	last := res.Redirects[len(res.Redirects)-1]
+	res.Redirects = res.Redirects[:len(res.Redirects)-1]
+	res.FinalURL = last.URL
+	res.DuplicateTarget = cur
+	logRedirectRefused(ctx, c.Logger, last.URL, cur, errDuplicateTarget)
+	return false, nil
+}
+
+// errDuplicateTarget is the reason logged for a redirect not followed
+// because its target was claimed.
+var errDuplicateTarget = errors.New("target already requested or queued by the crawl")
 
 // guardURL is the Guard's check of a URL by name, before robots.txt, the
 // gate or DNS; nil without a Guard.
