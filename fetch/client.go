@@ -456,12 +456,12 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 		if err := c.exchange(ctx, st, method, u, cur, hdr, res); err != nil {
 			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
 		}
-		if st.maxRedirects < 0 || !isRedirect(res.Status) {
-			if c.Validators != nil && method == http.MethodGet {
-				if err := c.updateValidators(ctx, cur, res, had, known); err != nil {
-					return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("storing validators: %w", err)}
-				}
+		if c.Validators != nil && method == http.MethodGet {
+			if err := c.updateValidators(ctx, cur, res, had, known); err != nil {
+				return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("storing validators: %w", err)}
 			}
+		}
+		if st.maxRedirects < 0 || !isRedirect(res.Status) {
 			return nil
 		}
 		loc := res.Header.Get("Location")

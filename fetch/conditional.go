@@ -117,8 +117,9 @@ func noStore(h http.Header) bool {
 // updateValidators records what the final response of a GET for url says:
 // a 304 to a conditional request marks res Unchanged (keeping the stored
 // body size, and any new validator the 304 sent); a 2xx stores its
-// validators, or deletes the URL's when it has none or says no-store.
-// Other statuses leave the store alone.
+// validators, or deletes the URL's when it has none or says no-store; a
+// redirect, 404 or 410 deletes them. Other statuses (5xx, 429) leave the
+// store alone.
 func (c *Client) updateValidators(ctx context.Context, url string, res *Result, had Validators, known bool) error {
 	s := c.Validators
 	sent := known && (had.ETag != "" || had.LastModified != "")
@@ -150,6 +151,8 @@ func (c *Client) updateValidators(ctx context.Context, url string, res *Result, 
 			return nil
 		}
 		return s.Store(ctx, url, v)
+	case known && (isRedirect(res.Status) || res.Status == http.StatusNotFound || res.Status == http.StatusGone):
+		return s.Delete(ctx, url) // the URL no longer answers with the page those validators describe
 	}
 	return nil
 }

@@ -169,6 +169,16 @@ func TestConditionalRedirect(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Unchanged)
 	assert.Equal(t, srv.URL+"/new", res.FinalURL)
+
+	// A page that starts redirecting drops its validators.
+	mux.Handle("/new/", http.RedirectHandler("/elsewhere", http.StatusFound))
+	_, err = c.Get(context.Background(), srv.URL+"/new/")
+	require.NoError(t, err)
+	require.NoError(t, store.Store(context.Background(), srv.URL+"/new/", fetch.Validators{ETag: `"old"`}))
+	_, err = c.Get(context.Background(), srv.URL+"/new/")
+	require.NoError(t, err)
+	_, ok, _ = store.Load(context.Background(), srv.URL+"/new/")
+	assert.False(t, ok, "a redirecting URL kept its validators")
 }
 
 type failingStore struct{ fetch.MemoryValidators }
