@@ -114,8 +114,12 @@ func (g *Guard) allowed(ap netip.AddrPort) bool {
 }
 
 // CheckAddr refuses ap, an address about to be connected, when it is
-// internal and not allowed; host (may be "") names it in the error.
+// internal and not allowed; host (may be "") names it in the error. A nil
+// Guard refuses nothing, as a nil Client.Guard does.
 func (g *Guard) CheckAddr(host string, ap netip.AddrPort) error {
+	if g == nil {
+		return nil
+	}
 	if r := InternalReason(ap.Addr()); r != "" && !g.allowed(ap) {
 		return &AddressError{Host: host, Addr: ap.Addr().Unmap().WithZone(""), Reason: r}
 	}
@@ -140,7 +144,11 @@ func (g *Guard) control(host, address string) error {
 // is internal whatever DNS says (see the type's doc), or is mapped by
 // Resolve to an internal address. A name that needs DNS passes here: the
 // dial-time check decides. The error is an *AddressError naming rawURL.
+// A nil Guard refuses nothing.
 func (g *Guard) CheckURL(rawURL string) error {
+	if g == nil {
+		return nil
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil // not a URL: the fetch reports it (ErrBadURL)

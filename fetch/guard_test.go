@@ -284,6 +284,8 @@ func TestGuardCheckURL(t *testing.T) {
 		err := g.CheckURL(raw)
 		requireRefused(t, err, raw)
 	}
+	var off *fetch.Guard
+	assert.NoError(t, off.CheckURL("http://localhost/"), "a nil Guard is off")
 	for _, raw := range []string{"https://example.com/", "http://8.8.8.8/", "http://localhost.example.com/", "http://127.0.0.1.nip.io.example/", "not a url %zz"} {
 		assert.NoError(t, g.CheckURL(raw), raw)
 	}
