@@ -95,6 +95,10 @@ type Guard struct {
 	// Proxy, when set, is the proxy of NewTransport's transport (see the
 	// type's doc); nil means no proxy, whatever the environment says.
 	Proxy func(*http.Request) (*url.URL, error)
+	// Resolver is the DNS resolver of NewTransport's dialer (a resolver
+	// of the program's choice); nil means net.DefaultResolver. Whatever it
+	// answers, the address connected is what Control checks.
+	Resolver *net.Resolver
 }
 
 // allowed reports whether ap is on the allow-lists.
@@ -367,6 +371,7 @@ func (g *Guard) NewTransport() *http.Transport {
 		d := &net.Dialer{
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
+			Resolver:  g.Resolver,
 			Control: func(_, address string, _ syscall.RawConn) error {
 				return g.control(host, address)
 			},

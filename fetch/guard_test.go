@@ -354,6 +354,14 @@ func guardInNamespace(t *testing.T) {
 		ae := requireRefused(t, err, "")
 		assert.Equal(t, name, ae.Host)
 	}
+	// A name a DNS server resolves to a private address: the dialer's own
+	// lookup, checked on the address it would connect.
+	resolver, queries := dnsServer(t, netip.MustParseAddr("10.9.8.7"))
+	_, err = (&fetch.Client{Guard: &fetch.Guard{Resolver: resolver}}).Get(context.Background(), "http://intranet.example/")
+	ae := requireRefused(t, err, "http://intranet.example/")
+	assert.Equal(t, netip.MustParseAddr("10.9.8.7"), ae.Addr)
+	assert.NotZero(t, queries.Load())
+	require.False(t, errors.Is(err, syscall.ENETUNREACH))
 	// A loopback site (allowed) that redirects to a private address.
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
