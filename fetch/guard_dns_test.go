@@ -3,7 +3,6 @@ package fetch_test
 import (
 	"context"
 	"net"
-	"net/http"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -69,9 +68,7 @@ func dnsServer(t *testing.T, addr netip.Addr) (*net.Resolver, *atomic.Int64) {
 // passes the name check (nothing about it is internal) and is refused by
 // the dialer on the address DNS gave, before connect.
 func TestGuardDNSResolvesToLoopback(t *testing.T) {
-	srv, hits := countingServer(t)
-	var conns atomic.Int64
-	srv.Config.ConnState = func(net.Conn, http.ConnState) { conns.Add(1) }
+	srv, hits, conns := countingServerConns(t)
 	port := serverPort(t, srv)
 	resolver, queries := dnsServer(t, netip.MustParseAddr("127.0.0.1"))
 

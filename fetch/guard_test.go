@@ -23,8 +23,16 @@ import (
 // countingServer is a loopback server that counts every request it gets.
 func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, n, _ := countingServerConns(t)
+	return srv, n
+}
+
+// countingServerConns is countingServer that also counts connections
+// accepted: a refused address must see no TCP connection at all.
+func countingServerConns(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
+	t.Helper()
+	var n, conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		if r.URL.Path == "/robots.txt" {
 			_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
@@ -32,8 +40,14 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		}
 		_, _ = w.Write([]byte("<html><body>secret</body></html>"))
 	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
 	t.Cleanup(srv.Close)
-	return srv, &n
+	return srv, &n, &conns
 }
 
 func serverPort(t *testing.T, srv *httptest.Server) string {
@@ -133,9 +147,7 @@ func TestGuardRedirectHop(t *testing.T) {
 // connection. CheckURL cannot know where public.example goes; the dialer
 // does.
 func TestGuardDialTime(t *testing.T) {
-	srv, hits := countingServer(t)
-	var conns atomic.Int64
-	srv.Config.ConnState = func(net.Conn, http.ConnState) { conns.Add(1) }
+	srv, hits, conns := countingServerConns(t)
 	port := serverPort(t, srv)
 	g := &fetch.Guard{Resolve: fetch.Resolve{"public.example": "127.0.0.1"}}
 	hc := &http.Client{Transport: g.NewTransport()}
