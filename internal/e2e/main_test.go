@@ -112,7 +112,7 @@ func (r result) String() string {
 // out is stdout and stderr together, for loose matching.
 func (r result) out() string { return r.stdout + r.stderr }
 
-// start starts program name with args.
+// start starts program name with args (under o.wrap).
 func start(t *testing.T, name string, o opts, args ...string) *proc {
 	t.Helper()
 	if o.dir == "" {
@@ -121,7 +121,11 @@ func start(t *testing.T, name string, o opts, args ...string) *proc {
 	if o.timeout == 0 {
 		o.timeout = 90 * time.Second
 	}
-	argv := append(append(append([]string(nil), o.wrap...), bin(name)), args...)
+	argv := append([]string(nil), o.wrap...)
+	if name != "" { // "" runs o.wrap and args alone (a helper)
+		argv = append(argv, bin(name))
+	}
+	argv = append(argv, args...)
 	p := &proc{t: t, name: name, args: args, done: make(chan struct{})}
 	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Dir = o.dir
@@ -236,4 +240,3 @@ func need(t *testing.T, ok bool, what, hint string) {
 	}
 	t.Skipf("%s: %s", what, hint)
 }
-

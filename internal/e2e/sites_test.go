@@ -51,11 +51,10 @@ func resolveFlags(n *testsite.Network, twins map[string]string) []string {
 	return args
 }
 
-// arrivals returns the kernel arrival times of reqs in order, or skips
-// the test where the platform cannot tell them.
-func arrivals(t *testing.T, reqs []testsite.Request) []time.Time {
+// byArrival returns reqs sorted by kernel arrival time, or skips the test
+// where the platform cannot tell it.
+func byArrival(t *testing.T, reqs []testsite.Request) []testsite.Request {
 	t.Helper()
-	var at []time.Time
 	for _, r := range reqs {
 		if r.Arrived.IsZero() {
 			if runtime.GOOS == "linux" {
@@ -63,24 +62,30 @@ func arrivals(t *testing.T, reqs []testsite.Request) []time.Time {
 			}
 			t.Skipf("kernel receive times are read on Linux only, not %s", runtime.GOOS)
 		}
-		at = append(at, r.Arrived)
 	}
-	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	return at
+	out := slices.Clone(reqs)
+	slices.SortStableFunc(out, func(a, b testsite.Request) int { return a.Arrived.Compare(b.Arrived) })
+	return out
 }
 
 // assertGaps checks that requests reached the site at least gap apart,
-// less tol; it returns the smallest gap seen. Never an upper bound: a
-// loaded machine may only make a crawler slower.
+// less tol; it returns the smallest gap seen (and logs between which
+// requests). Never an upper bound: a loaded machine may only make a
+// crawler slower.
 func assertGaps(t *testing.T, reqs []testsite.Request, gap, tol time.Duration) time.Duration {
 	t.Helper()
-	at := arrivals(t, reqs)
-	least := time.Duration(1<<63 - 1)
+	at := byArrival(t, reqs)
+	least, pair := time.Duration(1<<63-1), ""
 	for k := 1; k < len(at); k++ {
-		d := at[k].Sub(at[k-1])
-		least = min(least, d)
-		assert.GreaterOrEqual(t, d, gap-tol, "requests %d and %d of %d reached the site %v apart, promised at least %v (tolerance %v)",
-			k-1, k, len(at), d, gap, tol)
+		d := at[k].Arrived.Sub(at[k-1].Arrived)
+		if d < least {
+			least, pair = d, at[k-1].Host+at[k-1].Path+" -> "+at[k].Host+at[k].Path
+		}
+		assert.GreaterOrEqual(t, d, gap-tol, "%s then %s reached the site %v apart, promised at least %v (tolerance %v)",
+			at[k-1].Path, at[k].Path, d, gap, tol)
+	}
+	if len(at) > 1 {
+		t.Logf("smallest gap %v (promise %v, tolerance %v): %s", least, gap, tol, pair)
 	}
 	return least
 }
