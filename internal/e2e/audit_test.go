@@ -121,9 +121,10 @@ func TestAuditSlowdownAfter429(t *testing.T) {
 	tol := gapTolerance(t)
 	s := testsite.New(t)
 	s.Robots("User-agent: *\nDisallow:\n")
-	s.HTML("/", page("Home", "/a", "/b"))
+	// /b is linked from /a only, so it is found after the 429 was read.
+	s.HTML("/", page("Home", "/a"))
 	s.Route("/a", testsite.Response{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"0"}}},
-		testsite.Response{ContentType: "text/html", Body: page("A")})
+		testsite.Response{ContentType: "text/html", Body: page("A", "/b")})
 	s.HTML("/b", page("B"))
 	r := run(t, "audit", opts{}, "-gap", "0", "-concurrency", "4", "-db", "s.db", "-no-report", s.URL()+"/")
 	require.Equal(t, 0, r.code, r)
@@ -154,7 +155,7 @@ func TestAuditSlowdownAfter429(t *testing.T) {
 			last = q
 		}
 	}
-	require.GreaterOrEqual(t, len(slowed), 2, "the retry of /a and llms.txt after the 429")
+	require.GreaterOrEqual(t, len(slowed), 3, "the retry of /a, /b and llms.txt after the 429")
 	assertGaps(t, append([]testsite.Request{last}, slowed...), 3*time.Second, tol)
 }
 
@@ -264,6 +265,44 @@ func TestAuditReportCompareLog(t *testing.T) {
 			assert.Equal(t, 2, r.code, "%v: %s", args, r)
 		}
 		assert.Equal(t, before, s.Total(), "a usage error requests nothing")
+	})
+}
+
+// TestAuditUserAgentAndLimits: -user-agent is sent on every request while
+// the rules for CrawlCove-Crawler still apply (robots.Tokens(S,
+// "CrawlCove-Crawler")); -max-pages and -max-depth bound what is requested.
+func TestAuditUserAgentAndLimits(t *testing.T) {
+	t.Parallel()
+	const ua = "Mozilla/5.0 (compatible; CrawlCove/2.0; +https://crawlcove.example/bot)"
+	t.Run("user agent", func(t *testing.T) {
+		t.Parallel()
+		net, s := shopSite(t, 3, 0)
+		r := run(t, "audit", opts{}, append(resolveFlags(net, shopTwin), "-gap", "0", "-user-agent", ua, "-db", "ua.db", "-no-report", "http://shop.test/")...)
+		require.Equal(t, 0, r.code, r)
+		assertIdentity(t, s.Requests(), ua, "")
+		assertNever(t, s.Requests(), "/basket/")
+		assert.Equal(t, 1, s.Count("/p2"), "the CrawlCove-Crawler group applies, not the * group that disallows everything")
+	})
+	t.Run("max-pages", func(t *testing.T) {
+		t.Parallel()
+		net, s := shopSite(t, 6, 0)
+		r := run(t, "audit", opts{}, append(resolveFlags(net, shopTwin), "-gap", "0", "-max-pages", "3", "-db", "mp.db", "-no-report", "http://shop.test/")...)
+		require.Equal(t, 0, r.code, r)
+		pages := 0
+		for _, p := range paths(s.Requests()) {
+			if p != "/robots.txt" && p != "/llms.txt" {
+				pages++
+			}
+		}
+		assert.Equal(t, 3, pages, "%v", paths(s.Requests()))
+	})
+	t.Run("max-depth", func(t *testing.T) {
+		t.Parallel()
+		net, s := shopSite(t, 3, 0)
+		r := run(t, "audit", opts{}, append(resolveFlags(net, shopTwin), "-gap", "0", "-max-depth", "0", "-db", "md.db", "-no-report", "http://shop.test/")...)
+		require.Equal(t, 0, r.code, r)
+		assert.Zero(t, s.Count("/p0"), "depth 1 is past -max-depth 0: %v", paths(s.Requests()))
+		assert.Equal(t, 1, s.Count("/"))
 	})
 }
 

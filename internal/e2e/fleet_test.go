@@ -119,8 +119,11 @@ func TestFleetRedisWorkers(t *testing.T) {
 	writeFile(t, dir, "sites.txt", a.URL()+"/ inflight=2 gap=50ms\n"+b.URL()+"/ inflight=1 gap=50ms\n")
 	var procs []*proc
 	for i := range 3 {
-		procs = append(procs, start(t, "fleet", opts{dir: dir}, "-sites", "sites.txt", "-redis", rs.URL(), "-crawl", "shops",
-			"-progress", "200ms", "-out", fmt.Sprintf("w%d.jsonl", i)))
+		args := []string{"-sites", "sites.txt", "-redis", rs.URL(), "-crawl", "shops", "-progress", "200ms", "-out", fmt.Sprintf("w%d.jsonl", i)}
+		if i == 0 {
+			args = append(args, "-log", "w0.log")
+		}
+		procs = append(procs, start(t, "fleet", opts{dir: dir}, args...))
 	}
 	var all []fleetPage
 	for i, p := range procs {
@@ -143,6 +146,9 @@ func TestFleetRedisWorkers(t *testing.T) {
 	}
 	assert.LessOrEqual(t, a.MaxInFlight(), 2)
 	assert.Equal(t, 1, b.MaxInFlight())
+	log, err := os.ReadFile(filepath.Join(dir, "w0.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(log), `"msg":"redisfrontier.admit"`, "-log has the gate's admissions")
 }
 
 // TestFleetOutputUnwritable: a worker whose -out cannot be written

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -169,6 +170,13 @@ func TestMonitorCheck(t *testing.T) {
 	assert.Contains(t, r.stdout, "why:  https://2-ua.com/support/robots")
 	assertNever(t, s.Requests(), "/private/")
 	assertIdentity(t, s.Requests(), monitorUA, xAgent)
+
+	// Under another -user-agent the rules written for 2-UAcomBot still
+	// apply, and that user agent is what is sent.
+	r = monitor(t, dir, net, "check", "-user-agent", "OtherBot/2.0 (+https://other.example/bot)", "http://c.test/private/x")
+	assert.Equal(t, 0, r.code, r)
+	assert.Contains(t, r.stdout, "robots.txt disallows")
+	assertNever(t, s.Requests(), "/private/")
 
 	r = monitor(t, dir, net, "check", "-db", "missing.db", "http://c.test/p")
 	assert.Equal(t, 1, r.code, r)
@@ -404,4 +412,31 @@ func TestMonitorServe(t *testing.T) {
 	r = srv.wait()
 	assert.Equal(t, 0, r.code, "Ctrl-C ends serve with exit 0: %s", r)
 	assertIdentity(t, s.Requests(), monitorUA, xAgent)
+}
+
+// TestMonitorWatchLog: `watch` takes the due snapshots, writes the
+// decision events with -log, and ends with exit 0 on Ctrl-C.
+func TestMonitorWatchLog(t *testing.T) {
+	t.Parallel()
+	net := testsite.NewNetwork(t, testsite.Loopback)
+	s := net.Add("w.test")
+	s.Robots("User-agent: *\nDisallow: /private/\n")
+	s.HTML("/", page("Watched"))
+	dir := t.TempDir()
+	r := monitor(t, dir, net, "track", "-db", "mon.db", "http://w.test/", "http://w.test/private/z")
+	require.Equal(t, 0, r.code, r)
+	args := append([]string{"watch", "-db", "mon.db", "-allow-private", "-log", "decisions.jsonl"}, resolveFlags(net, nil)...)
+	p := start(t, "monitor", opts{dir: dir}, args...)
+	p.waitFor(30*time.Second, "the blocked line", func() bool {
+		out := p.stdout.String()
+		return strings.Contains(out, "ok      http://w.test/: HTTP 200") && strings.Contains(out, "blocked http://w.test/private/z")
+	})
+	p.signal(syscall.SIGINT)
+	r = p.wait()
+	assert.Equal(t, 0, r.code, "watch ends with exit 0 on Ctrl-C: %s", r)
+	assertNever(t, s.Requests(), "/private/")
+	log, err := os.ReadFile(filepath.Join(dir, "decisions.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(log), `"msg":"robots.fetch"`)
+	assert.Regexp(t, `"msg":"robots.decision".*"url":"http://w.test/private/z".*"outcome":"disallowed"`, string(log))
 }
