@@ -191,10 +191,13 @@ func (s *server) apiCheck(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	if s.rateLimited(w, r) {
+	release, ok := s.admitCheck(w, r)
+	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, s.tool.check(r.Context(), u))
+	c := s.tool.check(r.Context(), u)
+	release()
+	writeJSON(w, http.StatusOK, c)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

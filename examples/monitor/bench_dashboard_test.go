@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 )
 
 // bigDashboardDB writes a database of pages tracked pages on 100 hosts with
@@ -20,7 +22,7 @@ import (
 // transaction.
 func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 	db := filepath.Join(tb.TempDir(), "big.db")
-	st, err := openStore(context.Background(), db, false)
+	st, err := openStore(context.Background(), db, createIfMissing)
 	require.NoError(tb, err)
 	defer st.Close()
 	ctx := context.Background()
@@ -60,9 +62,9 @@ func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 // the first page, a filtered page, and a page deep in the list.
 func BenchmarkDashboardFirstByte(b *testing.B) {
 	db := bigDashboardDB(b, 10000, 10)
-	h := &harness{db: db, e: env{anyGap: true, lookup: noDNS}, clk: newFakeClock()}
+	h := &harness{db: db, e: env{anyGap: true, guardHooks: guard.TestHooks{Lookup: noDNS}}, clk: newFakeClock()}
 	h.e.now = h.clk.Now
-	st, err := openStore(context.Background(), db, false)
+	st, err := openStore(context.Background(), db, createIfMissing)
 	require.NoError(b, err)
 	defer st.Close()
 	o := options{db: db, userAgent: defaultUserAgent, timeout: time.Second, parallel: 4, checkRate: 10, checkBurst: 3}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -41,6 +42,9 @@ type card struct {
 	Hreflang        []alternate `json:"hreflang,omitempty"`
 	WordCount       int         `json:"word_count"`
 	ResponseMS      int64       `json:"response_ms"`
+
+	// refused: the address guard refused the URL (or a redirect target).
+	refused bool
 }
 
 // HasResponse reports whether the card shows a response (for templates).
@@ -59,6 +63,9 @@ type freeTool struct {
 
 func newFreeTool(m *monitor) (*freeTool, error) {
 	client, rc := m.newClient(m.hostGate, func(string, ...any) {})
+	// A stranger's URL: keep less of its body than a tracked page's, so
+	// maxChecksInFlight checks bound the free tool's memory.
+	client.MaxBodyBytes = freeToolMaxBody
 	return &freeTool{m: m, client: client, rc: rc, policy: policyURL(m.o.userAgent)}, nil
 }
 
@@ -76,6 +83,7 @@ func (f *freeTool) check(ctx context.Context, u string) *card {
 		c.Error = "not fetched: " + t.waitDetail
 		return c
 	}
+	c.refused = t.refused
 	sn := t.snapshot
 	if sn.Blocked {
 		c.Blocked = true
@@ -109,15 +117,15 @@ func policyURL(userAgent string) string {
 // title cannot move the cursor.
 func writeCard(w io.Writer, c *card) {
 	if c.Blocked {
-		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", c.URL, c.Banner, oneLine(c.RobotsRule), c.PolicyURL)
+		fmt.Fprintf(w, "%s\n%s\n  rule: %s\n  why:  %s\n", cmdline.Safe(c.URL), oneLine(c.Banner), oneLine(c.RobotsRule), cmdline.Safe(c.PolicyURL))
 		return
 	}
 	if c.Status == 0 {
-		fmt.Fprintf(w, "%s\nerror: %s\n", c.URL, oneLine(c.Error))
+		fmt.Fprintf(w, "%s\nerror: %s\n", cmdline.Safe(c.URL), oneLine(c.Error))
 		return
 	}
 	row := func(name, v string) { fmt.Fprintf(w, "  %-17s %s\n", name+":", v) }
-	fmt.Fprintln(w, c.URL)
+	fmt.Fprintln(w, cmdline.Safe(c.URL))
 	row("status", fmt.Sprint(c.Status))
 	if c.Error != "" {
 		row("error", oneLine(c.Error))

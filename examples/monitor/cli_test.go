@@ -45,8 +45,10 @@ func cli(t *testing.T, e env, args ...string) (int, string, string) {
 
 func cliCtx(t *testing.T, ctx context.Context, e env, args ...string) (int, string, string) {
 	t.Helper()
-	if e.transport == nil && e.lookup == nil {
-		e.lookup = noDNS
+	if e.guardHooks.Lookup == nil {
+		// No test asks the system's DNS (a test network's transport
+		// resolves its own names; the guard's name check finds nothing).
+		e.guardHooks.Lookup = noDNS
 	}
 	var out, errOut bytes.Buffer
 	code := runEnv(ctx, args, &out, &errOut, e)
@@ -204,4 +206,43 @@ func TestFmtDuration(t *testing.T) {
 	assert.Equal(t, "1s", fmtDuration(time.Second))
 	assert.Equal(t, "1h30m", fmtDuration(90*time.Minute))
 	assert.Equal(t, "1m30s", fmtDuration(90*time.Second))
+}
+
+// TestNumericFlagsRefuseNaNInfAndOutOfRange: NaN compares false with every
+// bound, so "-check-rate NaN" used to pass "rate <= 0" and turn the free
+// tool's rate limit off; every numeric flag is range-checked.
+func TestNumericFlagsRefuseNaNInfAndOutOfRange(t *testing.T) {
+	db := tempDB(t)
+	serve := []string{"serve", "-db", db, "-addr", "127.0.0.1:0"}
+	cases := [][]string{
+		append(serve, "-check-rate", "NaN"),
+		append(serve, "-check-rate", "nan"),
+		append(serve, "-check-rate", "+Inf"),
+		append(serve, "-check-rate", "Inf"),
+		append(serve, "-check-rate", "-Inf"),
+		append(serve, "-check-rate", "0"),
+		append(serve, "-check-rate", "-5"),
+		append(serve, "-check-rate", "1e300"),
+		append(serve, "-check-burst", "0"),
+		append(serve, "-check-burst", "1000000000"),
+		append(serve, "-parallel", "17"),
+		append(serve, "-gap", "1000h"),
+		append(serve, "-timeout", "-1s"),
+		append(serve, "-timeout", "1000h"),
+		{"track", "-db", db, "-interval", "100000h", "https://example.com/"},
+		{"run", "-db", db, "-parallel", "0"},
+	}
+	for _, args := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code, _, stderr := cliCtx(t, ctx, env{}, args...)
+		cancel()
+		assert.Equal(t, exitUsage, code, "%v: %s", args, stderr)
+		flagName := ""
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") && a != "-db" && a != "-addr" && !strings.HasPrefix(a, "-I") && !strings.HasPrefix(a, "-5") && !strings.HasPrefix(a, "-1") {
+				flagName = a
+			}
+		}
+		assert.Contains(t, stderr, flagName, "the error names the flag: %v", args)
+	}
 }

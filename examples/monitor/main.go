@@ -48,7 +48,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -56,6 +55,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
@@ -79,6 +80,13 @@ const (
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
 	maxParallel = 16
+	// maxInterval, maxTimeout, maxGap, maxCheckRate and maxCheckBurst bound
+	// the numeric flags from above: a value past them is a typo, not a plan.
+	maxInterval   = 366 * 24 * time.Hour
+	maxTimeout    = 10 * time.Minute
+	maxGap        = time.Hour
+	maxCheckRate  = 600 // per minute
+	maxCheckBurst = 100
 )
 
 // Exit statuses.
@@ -105,15 +113,10 @@ type env struct {
 	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
 	// anyGap lets benchmarks set -gap below the one-second floor.
 	anyGap bool
-	// lookup replaces DNS for the address guard and the guarded dialer
-	// (tests map names to addresses such as 10.0.0.1); nil: the system's.
-	lookup func(ctx context.Context, host string) ([]netip.Addr, error)
-	// dialControl runs in the dialer's Control hook after the guard, on the
-	// address about to be connected (tests record and refuse there).
-	dialControl func(network, address string, c syscall.RawConn) error
-	// guardExempt lets the guard pass exact addresses (tests' loopback
-	// servers) while it refuses everything else internal.
-	guardExempt func(netip.AddrPort) bool
+	// guardHooks are added to the address guard (a resolver that maps test
+	// names, a dial hook that records, exact loopback test servers let
+	// through); they cannot turn it off: only -allow-private does.
+	guardHooks guard.TestHooks
 	// listening, when set, is told the server's address once it listens.
 	listening func(addr string)
 	// logger receives the decision events of every component; -log FILE
@@ -223,6 +226,9 @@ type options struct {
 	watch      bool
 	checkRate  float64 // free-tool checks per minute per client IP
 	checkBurst int
+	// checksInFlight bounds free-tool checks at once, server-wide; 0 is
+	// maxChecksInFlight (no flag: tests set it explicitly).
+	checksInFlight int
 }
 
 // resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.
@@ -288,8 +294,8 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	if o.db == "" && cmd != "check" {
 		return usagef("-db PATH is required")
 	}
-	if o.timeout <= 0 {
-		return usagef("-timeout must be positive, got %v", o.timeout)
+	if err := cmdline.DurationIn("timeout", o.timeout, time.Millisecond, maxTimeout); err != nil {
+		return &usageError{err.Error()}
 	}
 	if strings.TrimSpace(o.userAgent) == "" || len(o.userAgent) > 512 || strings.ContainsAny(o.userAgent, "\r\n") {
 		return usagef("-user-agent must be one non-empty line of at most 512 bytes")
@@ -328,13 +334,21 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if !e.anyGap && o.gap < minGap {
 			return usagef("-gap %s is below the minimum of %s", fmtDuration(o.gap), fmtDuration(minGap))
 		}
+		if err := cmdline.DurationIn("gap", o.gap, 0, maxGap); err != nil {
+			return &usageError{err.Error()}
+		}
 		if o.parallel < 1 || o.parallel > maxParallel {
 			return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
 		}
 	}
 	if cmd == "serve" {
-		if o.checkRate <= 0 || o.checkBurst < 1 {
-			return usagef("-check-rate must be positive and -check-burst at least 1")
+		// NaN compares false with everything: FloatIn refuses it, and
+		// infinities, so no value can turn the rate limit off.
+		if err := cmdline.FloatIn("check-rate", o.checkRate, 0.01, maxCheckRate); err != nil {
+			return &usageError{err.Error()}
+		}
+		if err := cmdline.IntIn("check-burst", o.checkBurst, 1, maxCheckBurst); err != nil {
+			return &usageError{err.Error()}
 		}
 		if _, _, err := net.SplitHostPort(o.addr); err != nil {
 			return usagef("-addr %q: want HOST:PORT (%v)", o.addr, err)
@@ -352,10 +366,16 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 
 	var st *store
 	if o.db != "" {
-		// Read-only commands never create a database.
-		readOnly := cmd == "status" || cmd == "report" || cmd == "check"
+		// Read-only commands never create a database, nor write to one.
+		mode := createIfMissing
+		switch cmd {
+		case "status", "report":
+			mode = readOnly
+		case "check":
+			mode = mustExist
+		}
 		var err error
-		st, err = openStore(ctx, o.db, readOnly)
+		st, err = openStore(ctx, o.db, mode)
 		if err != nil {
 			return err
 		}
@@ -371,7 +391,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		for _, u := range urls {
-			if err := m.guard.checkURL(ctx, u); err != nil {
+			if err := m.guard.CheckURL(ctx, u); err != nil {
 				return &usageError{fmt.Sprintf("%s: %v", u, err)}
 			}
 		}
@@ -412,6 +432,10 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		c := tool.check(ctx, urls[0])
 		writeCard(stdout, c)
+		if c.refused {
+			// An internal address is the user's input refused: exit 2.
+			return &usageError{c.Error}
+		}
 		if c.Error != "" {
 			return errors.New(c.Error)
 		}
@@ -458,6 +482,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 func validInterval(d time.Duration) error {
 	if d < minInterval {
 		return fmt.Errorf("-interval %s is below the minimum of %s", fmtDuration(d), fmtDuration(minInterval))
+	}
+	if d > maxInterval {
+		return fmt.Errorf("-interval %s is above the maximum of %s", fmtDuration(d), fmtDuration(maxInterval))
 	}
 	return nil
 }

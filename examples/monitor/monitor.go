@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
 	"github.com/politecrawl/polite/frontier"
@@ -35,7 +37,7 @@ type monitor struct {
 	tokens []string
 	header http.Header
 	base   http.RoundTripper
-	guard  *guard
+	guard  *guard.Guard
 	// logger receives every component's decision events (-log FILE);
 	// nil is silent.
 	logger *slog.Logger
@@ -66,13 +68,11 @@ func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 const publishedToken = "2-UAcomBot"
 
 func newMonitor(st *store, o options, e env) (*monitor, error) {
-	g := &guard{allowPrivate: o.allowPrivate, lookup: e.lookup, exempt: e.guardExempt, mapped: map[string]string{}}
-	for k, v := range o.resolve {
-		g.mapped[strings.ToLower(k)] = v
-	}
+	// The guard is on unless -allow-private: test hooks only add to it.
+	g := guard.New(o.allowPrivate, o.resolve).WithTestHooks(e.guardHooks)
 	base := e.transport
 	if base == nil {
-		base = g.baseTransport(e.dialControl)
+		base = g.Transport()
 	}
 	hcfg := frontier.DefaultConfig()
 	hcfg.MaxInFlight = maxParallel
@@ -84,10 +84,6 @@ func newMonitor(st *store, o options, e env) (*monitor, error) {
 	hostGate, err := frontier.New(hcfg)
 	if err != nil {
 		return nil, err
-	} else if e.lookup == nil {
-		// A scripted test network resolves its own names: the name check
-		// has nothing to look up.
-		g.allowPrivate = true
 	}
 	return &monitor{
 		st:     st,
@@ -129,7 +125,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		// for: a site must not steer the monitor to an internal address
 		// (the dial hook would refuse it too, but less clearly).
 		CheckRedirect: func(next *url.URL, _ []fetch.Hop) error {
-			return m.guard.checkURL(context.Background(), next.String())
+			return m.guard.CheckURL(context.Background(), next.String())
 		},
 	}
 	// robots.txt requests go through the same gate and carry the same
@@ -146,7 +142,7 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		rc.Store = robotsStore{m.st}
 		// A store failure only costs a refetch, but the one-hour promise
 		// depends on the store: say so.
-		rc.OnStoreError = func(err error) { warn("warning: robots_cache: %v\n", err) }
+		rc.OnStoreError = func(err error) { warn("%s\n", cmdline.Safe(fmt.Sprintf("warning: robots_cache: %v", err))) }
 	}
 	client.Robots = rc
 	return client, rc
@@ -236,18 +232,23 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				return sum, err
 			}
 			sum.Errors++
-			printf("error   %s: %s\n", p.URL, sn.Error)
+			printf("%s\n", cmdline.Safe(fmt.Sprintf("error   %s: %s", p.URL, sn.Error)))
 			continue
 		}
 		byURL[res.URL] = p
 	}
 
+	// The first database error stops the run: a disk that cannot take one
+	// snapshot will not take the next, and the pages not checked stay due.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	var (
 		dbErr error
 		wg    sync.WaitGroup
 	)
 	for range m.o.parallel {
 		wg.Go(func() {
+			ctx := runCtx
 			for {
 				it, err := gate.Next(ctx)
 				if err != nil {
@@ -268,6 +269,7 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				switch {
 				case err != nil:
 					dbErr = errors.Join(dbErr, err)
+					stopRun()
 				case oc == "":
 					sum.Unfinished++
 				case oc == outcomeOK:
@@ -283,13 +285,15 @@ func (m *monitor) runOnce(ctx context.Context, w io.Writer) (summary, error) {
 				}
 				mu.Unlock()
 				if line != "" {
-					printf("%s\n", line)
+					// The line carries site text (a robots.txt rule, an
+					// error from the server): never raw to a terminal.
+					printf("%s\n", cmdline.Safe(line))
 				}
 			}
 		})
 	}
 	wg.Wait()
-	if ctx.Err() != nil {
+	if runCtx.Err() != nil {
 		sum.Unfinished = sum.Due - sum.OK - sum.Errors - sum.Blocked - sum.Waiting - sum.Busy
 	}
 	return sum, dbErr
@@ -317,7 +321,12 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	}
 	if sn.waitUntil != nil {
 		detail := sn.waitDetail
-		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail)
+		if err := m.st.deferPage(wctx, p.URL, start, *sn.waitUntil, detail); err != nil {
+			// Not recorded: say nothing happened, and give the page back
+			// rather than leave it claimed for the lease.
+			return "", "", errors.Join(err, m.st.release(wctx, p.URL))
+		}
+		return outcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), nil
 	}
 	oc, detail := sn.outcome()
 	var line string
@@ -329,7 +338,12 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	default:
 		line = fmt.Sprintf("error   %s: %s", p.URL, detail)
 	}
-	return oc, line, m.st.saveSnapshot(wctx, &sn.snapshot)
+	// The line is printed only once the snapshot is committed: "ok" means
+	// saved.
+	if err := m.st.saveSnapshot(wctx, &sn.snapshot); err != nil {
+		return "", "", errors.Join(fmt.Errorf("snapshot of %s not saved: %w", p.URL, err), m.st.release(wctx, p.URL))
+	}
+	return oc, line, nil
 }
 
 // taken is one check's result: a snapshot to store, or (waitUntil set) a
@@ -338,6 +352,9 @@ type taken struct {
 	snapshot
 	waitUntil  *time.Time
 	waitDetail string
+	// refused: the address guard refused the page, its robots.txt or a
+	// redirect target.
+	refused bool
 }
 
 // take does one check of pageURL, the same for a scheduled snapshot and the
@@ -346,8 +363,8 @@ type taken struct {
 // nothing should be recorded.
 func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot) (*taken, bool) {
 	t := &taken{snapshot: snapshot{PageURL: pageURL, TakenAt: start}}
-	if err := m.guard.checkURL(ctx, pageURL); err != nil {
-		t.Error = err.Error()
+	if err := m.guard.CheckURL(ctx, pageURL); err != nil {
+		t.Error, t.refused = err.Error(), true
 		return t, false
 	}
 	v, err := rc.CheckAs(ctx, m.tokens, pageURL)
@@ -361,10 +378,10 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 	switch v.Outcome {
 	case robots.Allowed:
 	case robots.Unreachable:
-		if errors.Is(v.Err, errForbiddenAddress) {
+		if errors.Is(v.Err, guard.ErrForbidden) {
 			// The dial hook refused robots.txt's address: that is the
 			// answer, not a temporary outage.
-			t.Error = forbiddenCause(v.Err).Error()
+			t.Error, t.refused = guard.Cause(v.Err).Error(), true
 			return t, false
 		}
 		// A temporary disallow: nothing is fetched, nothing stored as a
@@ -395,17 +412,8 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 		return nil, true
 	}
 	t.snapshot = *snapshotOf(pageURL, start, res, err, info, prev)
+	t.refused = errors.Is(err, guard.ErrForbidden)
 	return t, false
-}
-
-// forbiddenCause digs the guard's refusal out of a wrapped error chain, for
-// a message that starts with it.
-func forbiddenCause(err error) error {
-	var fe *forbiddenError
-	if errors.As(err, &fe) {
-		return fe
-	}
-	return err
 }
 
 func robotsCause(v robots.Verdict) string {
@@ -435,8 +443,8 @@ func snapshotOf(pageURL string, at time.Time, res *fetch.Result, err error, info
 		return sn
 	}
 	if err != nil {
-		if errors.Is(err, errForbiddenAddress) {
-			sn.Error = fmt.Sprintf("%s: %v", pageURL, forbiddenCause(err))
+		if errors.Is(err, guard.ErrForbidden) {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, guard.Cause(err))
 		} else {
 			sn.Error = err.Error()
 		}

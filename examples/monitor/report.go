@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/robots"
 )
 
@@ -189,7 +190,7 @@ func writeReport(ctx context.Context, st *store, w io.Writer, now time.Time, sin
 	)
 	flush := func() {
 		if started && !blocked && pageOut.Len() > 0 && writeErr == nil {
-			_, writeErr = fmt.Fprintf(w, "%s\n%s", url, pageOut.String())
+			_, writeErr = fmt.Fprintf(w, "%s\n%s", cmdline.Safe(url), pageOut.String())
 			printed++
 		}
 		pageOut.Reset()
@@ -265,12 +266,17 @@ func writeStatus(ctx context.Context, st *store, w io.Writer, now time.Time, tok
 			outcome = "error: " + p.LastDetail
 		case outcomeBlocked:
 			outcome = skippedBanner(token)
+			if i := strings.Index(p.LastDetail, " (after redirect to "); i >= 0 {
+				// The page redirects into a disallowed path: say so, as
+				// the dashboard does.
+				outcome += " " + strings.TrimSpace(p.LastDetail[i:]) + ": " + p.LastDetail[:i]
+			}
 		case outcomeRobotsWait:
 			outcome = "waiting: " + p.LastDetail
 		default:
 			outcome = p.LastOutcome + ": " + p.LastDetail
 		}
-		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", p.URL, last, next, oneLine(outcome))
+		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", cmdline.Safe(p.URL), last, next, oneLine(outcome))
 	}
 	t, err := st.totals(ctx)
 	if err != nil {
@@ -286,10 +292,12 @@ func totalsLine(t totals) string {
 		t.Pages, t.Snapshots, t.NotModified, fmtBytes(t.BytesSaved))
 }
 
-// oneLine keeps a stored message on one line of at most maxValueRunes.
+// oneLine keeps a stored message on one line of at most maxValueRunes,
+// terminal-safe: line breaks become spaces, every other control or format
+// character (ESC, C1 controls, bidi overrides) a visible escape.
 func oneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
@@ -297,5 +305,5 @@ func oneLine(s string) string {
 	if utf8.RuneCountInString(s) > maxValueRunes {
 		s = string([]rune(s)[:maxValueRunes]) + "..."
 	}
-	return s
+	return cmdline.Safe(s)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -39,6 +41,12 @@ const (
 	pageSize = 50
 	// historySize is the snapshots of one history page.
 	historySize = 30
+	// maxChecksInFlight bounds the free-tool checks running at once,
+	// server-wide (the per-IP bucket does not bound many clients).
+	maxChecksInFlight = 8
+	// freeToolMaxBody caps the body a free-tool check keeps (the decoded
+	// body: a gzip bomb stops here too).
+	freeToolMaxBody = 2 << 20
 	// maxFormBytes caps a request body: forms carry one URL.
 	maxFormBytes = 16 << 10
 	// csp allows this origin's files only: no inline script or style, no
@@ -53,11 +61,13 @@ type server struct {
 	st      *store
 	tool    *freeTool
 	limiter *ipLimiter
-	pages   map[string]*template.Template
-	now     func() time.Time
-	banner  string
-	policy  string
-	errLog  *log.Logger
+	// checkSlots holds one token per free-tool check in flight.
+	checkSlots chan struct{}
+	pages      map[string]*template.Template
+	now        func() time.Time
+	banner     string
+	policy     string
+	errLog     *log.Logger
 }
 
 func newServer(m *monitor, errOut io.Writer) (*server, error) {
@@ -68,10 +78,12 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 	s := &server{
 		m: m, st: m.st, tool: tool, now: m.now,
 		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
-		banner:  skippedBanner(m.token),
-		policy:  policyURL(m.o.userAgent),
-		errLog:  log.New(errOut, "monitor serve: ", 0),
-		pages:   map[string]*template.Template{},
+		// checksInFlight 0 is the default: a zero option is the safe one.
+		checkSlots: make(chan struct{}, cmp.Or(m.o.checksInFlight, maxChecksInFlight)),
+		banner:     skippedBanner(m.token),
+		policy:     policyURL(m.o.userAgent),
+		errLog:     log.New(errOut, "monitor serve: ", 0),
+		pages:      map[string]*template.Template{},
 	}
 	funcs := template.FuncMap{
 		"when":  fmtShort,
@@ -118,6 +130,12 @@ func (s *server) handler() http.Handler {
 	var h http.Handler = mux
 	h = cop.Handler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.knownHost(r.Host) {
+			// DNS rebinding: a page on rebind.evil.example whose name now
+			// points at 127.0.0.1 would be same-origin with this server.
+			http.Error(w, "unknown Host: this server answers to loopback names and its -addr host only", http.StatusMisdirectedRequest)
+			return
+		}
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", csp)
 		hd.Set("X-Content-Type-Options", "nosniff")
@@ -182,6 +200,30 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	return errors.Join(err, watchErr)
 }
 
+// knownHost reports whether a request's Host header names this server: an
+// IP address literal (no name a rebinding attacker controls), localhost or a
+// name under .localhost, or the host of -addr.
+func (s *server) knownHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	if a, _, err := net.SplitHostPort(s.m.o.addr); err == nil && a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), host) {
+		return true
+	}
+	return false
+}
+
 func isLoopbackHost(h string) bool {
 	if h == "localhost" {
 		return true
@@ -208,9 +250,16 @@ type common struct {
 	Msg, Err                  string
 }
 
+// flashes are the only success notices a page shows, chosen by ?done=:
+// never text from the URL, which anyone can write into a link.
+var flashes = map[string]string{
+	"tracked":   "Page tracked: it is checked at its interval from now on.",
+	"untracked": "Page untracked: its snapshots were deleted.",
+}
+
 func (s *server) common(r *http.Request) common {
 	return common{UA: s.m.o.userAgent, Token: s.m.token, Policy: s.policy, Banner: s.banner,
-		Msg: r.URL.Query().Get("msg")}
+		Msg: flashes[r.URL.Query().Get("done")]}
 }
 
 // render executes a page into a buffer first, so a template error is a 500
@@ -430,6 +479,34 @@ func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: r.URL.Query().Get("url")})
 }
 
+// admitCheck lets one free-tool check start: a server-wide slot first (a
+// check holds up to freeToolMaxBody of a stranger's page and its parse, so
+// the number in flight bounds the memory of all of them), then the client's
+// token bucket. When it refuses it has answered (503 or 429, both with
+// Retry-After); otherwise the caller runs the check and calls release.
+func (s *server) admitCheck(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	select {
+	case s.checkSlots <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "2")
+		msg := "the free tool is busy with other checks: try again in 2 s"
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": msg})
+		} else {
+			d := checkData{common: s.common(r), URL: r.PostFormValue("url")}
+			d.Err = msg
+			s.render(w, http.StatusServiceUnavailable, "check", d)
+		}
+		return nil, false
+	}
+	release = func() { <-s.checkSlots }
+	if s.rateLimited(w, r) {
+		release()
+		return nil, false
+	}
+	return release, true
+}
+
 // rateLimited answers 429 with Retry-After when the client's bucket is
 // empty, and reports whether it did.
 func (s *server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
@@ -479,10 +556,12 @@ func (s *server) checkPost(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusBadRequest, "check", d)
 		return
 	}
-	if s.rateLimited(w, r) {
+	release, ok := s.admitCheck(w, r)
+	if !ok {
 		return
 	}
 	c := s.tool.check(r.Context(), u)
+	release()
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: u, Card: c})
 }
 
@@ -504,7 +583,7 @@ func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "-"))
 		return
 	}
-	if err := s.m.guard.checkURL(r.Context(), u); err != nil {
+	if err := s.m.guard.CheckURL(r.Context(), u); err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("%s: %v", u, err))
 		return
 	}
@@ -512,7 +591,7 @@ func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	http.Redirect(w, r, "/?"+url.Values{"msg": {fmt.Sprintf("tracking %s every %s", u, fmtDuration(interval))}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, "/?done=tracked", http.StatusSeeOther)
 }
 
 func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
@@ -530,7 +609,7 @@ func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusNotFound, "not tracked: "+u)
 		return
 	}
-	http.Redirect(w, r, "/?"+url.Values{"msg": {"untracked " + u}}.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, "/?done=untracked", http.StatusSeeOther)
 }
 
 // ipLimiter is a token bucket per client IP. Buckets idle long enough to be

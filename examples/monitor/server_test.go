@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // uses, with h's clock and scripted network.
 func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *server {
 	t.Helper()
-	st, err := openStore(context.Background(), h.db, false)
+	st, err := openStore(context.Background(), h.db, createIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	o := options{db: h.db, userAgent: defaultUserAgent, timeout: 5 * time.Second, gap: 0, parallel: 4,
@@ -54,12 +55,17 @@ func do(t *testing.T, s *server, method, target string, form url.Values, hdr ...
 	}
 	req := httptest.NewRequest(method, target, body)
 	req.RemoteAddr = "127.0.0.1:40000"
+	req.Host = "127.0.0.1:8080"
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "RemoteAddr" {
 			req.RemoteAddr = hdr[i+1]
+			continue
+		}
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
 			continue
 		}
 		req.Header.Set(hdr[i], hdr[i+1])
@@ -243,7 +249,9 @@ func TestTrackAndUntrackForms(t *testing.T) {
 	s := newTestServer(t, h)
 	r := do(t, s, "POST", "/track", url.Values{"url": {"HTTPS://Shop.test/a#x"}, "interval": {"24h"}})
 	require.Equal(t, http.StatusSeeOther, r.code)
-	assert.Equal(t, "/?msg=tracking+https%3A%2F%2Fshop.test%2Fa+every+24h", r.header.Get("Location"))
+	assert.Equal(t, "/?done=tracked", r.header.Get("Location"))
+	r = do(t, s, "GET", r.header.Get("Location"), nil)
+	assert.Contains(t, r.body, "Page tracked")
 	st := openTestStore(t, h.db)
 	p, ok, err := st.page(context.Background(), "https://shop.test/a")
 	require.NoError(t, err)
@@ -264,8 +272,13 @@ func TestTrackAndUntrackForms(t *testing.T) {
 	_, ok, _ = st.page(context.Background(), "https://shop.test/b")
 	assert.False(t, ok)
 
-	r = do(t, s, "GET", "/?msg="+url.QueryEscape("<b>hi</b>"), nil)
-	assert.Contains(t, r.body, "&lt;b&gt;hi&lt;/b&gt;")
+	// Notices come from a fixed set: text in the URL is never shown.
+	for _, q := range []string{"msg=" + url.QueryEscape("Re-enter your password at evil.example"), "done=" + url.QueryEscape("Re-enter your password at evil.example"), "msg=tracked"} {
+		r = do(t, s, "GET", "/?"+q, nil)
+		assert.Equal(t, http.StatusOK, r.code)
+		assert.NotContains(t, r.body, "Re-enter", q)
+		assert.NotContains(t, r.body, `class="flash ok"`, q)
+	}
 
 	r = do(t, s, "POST", "/untrack", url.Values{"url": {"https://shop.test/a"}})
 	require.Equal(t, http.StatusSeeOther, r.code)
@@ -309,6 +322,7 @@ func TestRequestBodiesAreCapped(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, r.code)
 	assert.Contains(t, r.body, "too large")
 	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url":"`+strings.Repeat("a", maxFormBytes)+`"}`))
+	req.Host = "127.0.0.1:8080"
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	s.handler().ServeHTTP(rec, req)
@@ -410,6 +424,7 @@ func TestAPICheck(t *testing.T) {
 	demoSites(t, h)
 	s := newTestServer(t, h)
 	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url": "http://shop.test/pricing"}`))
+	req.Host = "127.0.0.1:8080"
 	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr = "127.0.0.1:1"
 	rec := httptest.NewRecorder()
@@ -440,4 +455,91 @@ func TestPolicyURLFromUserAgent(t *testing.T) {
 	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
 	assert.Equal(t, "https://x.example/bot", policyURL("Mozilla/5.0 (compatible; XBot/2.0; +https://x.example/bot)"))
 	assert.Equal(t, "https://2-ua.com/support/robots", policyURL("plain/1.0"))
+}
+
+// TestOnlyKnownHostNamesAreServed: a DNS-rebinding page (its name now
+// pointing at 127.0.0.1) is refused, whatever route it asks for.
+func TestOnlyKnownHostNamesAreServed(t *testing.T) {
+	h := newHarness(t)
+	s := newTestServer(t, h, func(o *options) { o.addr = "monitor.internal:8080" })
+	for _, host := range []string{"rebind.evil.example", "rebind.evil.example:8080", "127.0.0.1.evil.example", "localhost.evil.example", ""} {
+		for _, rq := range []struct{ method, target string }{{"GET", "/"}, {"GET", "/api/pages"}, {"POST", "/api/check"}, {"POST", "/track"}} {
+			var form url.Values
+			if rq.method == "POST" {
+				form = url.Values{"url": {"https://shop.test/x"}}
+			}
+			r := do(t, s, rq.method, rq.target, form, "Host", host)
+			assert.Equal(t, http.StatusMisdirectedRequest, r.code, "%s %s Host %q", rq.method, rq.target, host)
+		}
+	}
+	pages, err := openTestStore(t, h.db).pages(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, pages, "nothing was tracked")
+	for _, host := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080", "LOCALHOST", "app.localhost", "monitor.internal:8080", "MONITOR.internal"} {
+		r := do(t, s, "GET", "/api/pages", nil, "Host", host)
+		assert.Equal(t, http.StatusOK, r.code, host)
+	}
+}
+
+// TestFreeToolBoundsChecksInFlightServerWide: past the server-wide number
+// of checks in flight a check is answered 503 with Retry-After, whatever
+// the client's address (the per-IP bucket does not bound many clients); a
+// refused check fetches nothing and costs no token.
+func TestFreeToolBoundsChecksInFlightServerWide(t *testing.T) {
+	h := newHarness(t)
+	slow := h.net.Add("slow.test")
+	slow.Robots("User-agent: *\nAllow: /\n")
+	release := make(chan struct{})
+	slow.Handle("/", func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		fmt.Fprint(w, "<title>slow</title>")
+	})
+	fast := h.site("fast.test", "User-agent: *\nAllow: /\n", "/")
+	s := newTestServer(t, h, func(o *options) { o.checksInFlight = 1 })
+
+	done := make(chan response, 1)
+	go func() {
+		done <- do(t, s, "POST", "/api/check", url.Values{"url": {"http://slow.test/"}}, "RemoteAddr", "127.0.0.2:1")
+	}()
+	require.Eventually(t, func() bool { return slow.Count("/") == 1 }, 5*time.Second, 5*time.Millisecond)
+	for _, target := range []string{"/api/check", "/check"} {
+		r := do(t, s, "POST", target, url.Values{"url": {"http://fast.test/"}}, "RemoteAddr", "127.0.0.3:1")
+		assert.Equal(t, http.StatusServiceUnavailable, r.code, target)
+		assert.NotEmpty(t, r.header.Get("Retry-After"), target)
+		assert.Contains(t, r.body, "busy", target)
+	}
+	assert.Zero(t, fast.Total(), "a refused check fetches nothing")
+	close(release)
+	assert.Equal(t, http.StatusOK, (<-done).code)
+	// The slot is free again, and the refused client's tokens are intact.
+	for range 3 {
+		r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://fast.test/"}}, "RemoteAddr", "127.0.0.3:1")
+		assert.Equal(t, http.StatusOK, r.code)
+	}
+}
+
+// TestFreeToolKeepsABoundedBody: a stranger's page announcing gigabytes (or
+// a gzip bomb) costs a check at most freeToolMaxBody of body.
+func TestFreeToolKeepsABoundedBody(t *testing.T) {
+	h := newHarness(t)
+	big := h.net.Add("big.test")
+	big.Robots("User-agent: *\nAllow: /\n")
+	big.Handle("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Length", strconv.Itoa(2<<30))
+		word := []byte("word ")
+		chunk := bytes.Repeat(word, 1<<14)
+		for sent := 0; sent < 8<<20; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	s := newTestServer(t, h)
+	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://big.test/"}})
+	require.Equal(t, http.StatusOK, r.code, r.body)
+	var c card
+	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
+	assert.Greater(t, c.WordCount, 1000)
+	assert.LessOrEqual(t, c.WordCount, freeToolMaxBody/len("word ")+1, "at most freeToolMaxBody of the body was kept")
 }

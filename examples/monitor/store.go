@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
@@ -87,6 +88,7 @@ const indexes = `
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host, url);
 CREATE INDEX IF NOT EXISTS pages_outcome ON pages(last_outcome, url);
 CREATE INDEX IF NOT EXISTS snapshots_saved ON snapshots(bytes_saved) WHERE not_modified = 1;
+CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
 `
 
 // counters keeps the dashboard's totals up to date as snapshots are
@@ -141,6 +143,17 @@ const (
 // store is the monitor's SQLite database.
 type store struct {
 	db *sql.DB
+	// path names the file in every error, so a full disk or a locked file
+	// says which database it is about.
+	path string
+}
+
+// wrap names the database file in err (once); nil stays nil.
+func (s *store) wrap(err error) error {
+	if err == nil || errors.Is(err, sql.ErrNoRows) || strings.HasPrefix(err.Error(), "database "+s.path+": ") {
+		return err
+	}
+	return fmt.Errorf("database %s: %w", s.path, err)
 }
 
 // maxDBPathLen bounds the -db flag; the driver treats '?' as the start of
@@ -150,10 +163,37 @@ const maxDBPathLen = 4096
 // errNoDatabase: a read-only command was given a path where no database is.
 var errNoDatabase = errors.New("no database")
 
-// openStore opens (and, unless mustExist, creates) the database at path.
-// Read-only commands pass mustExist: a typo in -db must not leave an empty
-// database behind and report "no pages tracked".
-func openStore(ctx context.Context, path string, mustExist bool) (*store, error) {
+// errNotOurs: the file is another program's database, or not one the monitor
+// recognises; nothing was written to it.
+var errNotOurs = errors.New("not a monitor database")
+
+// Application ids of PRAGMA application_id (the database header): the
+// monitor marks its databases "2UAc"; the audit (Crawl Cove) marks its own
+// "CCov".
+const (
+	monitorAppID = 0x32554163
+	auditAppID   = 0x43436F76
+)
+
+// openMode says what a command may do to the database file.
+type openMode int
+
+const (
+	// createIfMissing: track, untrack, run, watch, serve.
+	createIfMissing openMode = iota
+	// mustExist: check -db reads and updates the robots.txt cache of an
+	// existing database, never creates one.
+	mustExist
+	// readOnly: status and report open the file read-only (they work on a
+	// read-only mount) and change nothing, not even the mark.
+	readOnly
+)
+
+// openStore opens the database at path as mode allows. A file that is
+// another program's database, or an unknown non-empty one, is refused before
+// anything is written to it; an old monitor database (no mark, recognised by
+// its tables) is upgraded and marked, except by read-only commands.
+func openStore(ctx context.Context, path string, mode openMode) (*store, error) {
 	if path == "" {
 		return nil, errors.New("no database path")
 	}
@@ -164,7 +204,7 @@ func openStore(ctx context.Context, path string, mustExist bool) (*store, error)
 	switch {
 	case statErr == nil && fi.IsDir():
 		return nil, fmt.Errorf("database %s: is a directory", path)
-	case errors.Is(statErr, fs.ErrNotExist) && mustExist:
+	case errors.Is(statErr, fs.ErrNotExist) && mode != createIfMissing:
 		return nil, fmt.Errorf("database %s does not exist (create it with: monitor track -db %s URL): %w", path, path, errNoDatabase)
 	case errors.Is(statErr, fs.ErrPermission):
 		return nil, fmt.Errorf("database %s: permission denied", path)
@@ -172,12 +212,44 @@ func openStore(ctx context.Context, path string, mustExist bool) (*store, error)
 	if statErr == nil {
 		// SQLite says "unable to open database file (14)" for a file it may
 		// not read or write; say what it is.
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		flag := os.O_RDWR
+		if mode == readOnly {
+			flag = os.O_RDONLY
+		}
+		f, err := os.OpenFile(path, flag, 0)
 		if errors.Is(err, fs.ErrPermission) {
+			if mode == readOnly {
+				return nil, fmt.Errorf("database %s: permission denied (the monitor needs to read it)", path)
+			}
 			return nil, fmt.Errorf("database %s: permission denied (the monitor needs to read and write it)", path)
 		}
 		if err == nil {
 			f.Close()
+		}
+		// Whose file is it? Asked read-only, before any pragma of the
+		// read-write connection (journal_mode=WAL rewrites the header).
+		probe, err := sql.Open("sqlite", readOnlyDSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("database %s: %w", path, err)
+		}
+		upToDate, empty, err := checkOwner(ctx, probe, path)
+		probe.Close()
+		if err != nil {
+			return nil, err
+		}
+		if mode == readOnly {
+			if empty {
+				return nil, fmt.Errorf("database %s is empty (create it with: monitor track -db %s URL): %w", path, path, errNoDatabase)
+			}
+			if !upToDate {
+				return nil, fmt.Errorf("database %s was written by an older monitor: open it once with a command that writes (monitor run -db %s) to upgrade it", path, path)
+			}
+			db, err := sql.Open("sqlite", readOnlyDSN(path))
+			if err != nil {
+				return nil, fmt.Errorf("database %s: %w", path, err)
+			}
+			db.SetMaxOpenConns(1)
+			return &store{db: db, path: path}, nil
 		}
 	}
 	// A plain file name, not a "file:" URI: SQLite would percent-decode a URI
@@ -206,9 +278,73 @@ func openStore(ctx context.Context, path string, mustExist bool) (*store, error)
 		if perm := permissionProblem(path); perm != nil {
 			return nil, perm
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fmt.Errorf("database %s: open: %w", path, err)
 	}
-	return &store{db: db}, nil
+	return &store{db: db, path: path}, nil
+}
+
+// readOnlyDSN opens path read-only, as a file: URI (the only form in which
+// SQLite honours mode=ro; the path is percent-encoded, so it is taken
+// literally). In a directory the monitor cannot write (a read-only mount)
+// SQLite cannot create the WAL index, so the file is opened immutable:
+// nobody can be writing it there.
+func readOnlyDSN(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	q := "mode=ro&_busy_timeout=10000"
+	if syscall.Access(filepath.Dir(abs), 2 /* W_OK */) != nil {
+		q += "&immutable=1"
+	}
+	return (&url.URL{Scheme: "file", Path: abs, OmitHost: true, RawQuery: q}).String()
+}
+
+// checkOwner refuses a database that is not the monitor's: one marked by
+// another program (the audit), one marked by an unknown one, or an unmarked
+// one whose tables are not the monitor's. An empty file is fine (a new
+// database). upToDate says the file has every column this version reads.
+func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty bool, err error) {
+	var id int64
+	if err := db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id); err != nil {
+		if perm := permissionProblem(path); perm != nil {
+			return false, false, perm
+		}
+		return false, false, fmt.Errorf("database %s: %w", path, err)
+	}
+	switch id {
+	case monitorAppID, 0:
+	case auditAppID:
+		return false, false, fmt.Errorf("database %s is a Crawl Cove (audit) database, not a monitor database: %w", path, errNotOurs)
+	default:
+		return false, false, fmt.Errorf("database %s belongs to another program (application_id %#x), not the monitor: %w", path, id, errNotOurs)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'`)
+	if err != nil {
+		return false, false, fmt.Errorf("database %s: %w", path, err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	tables := map[string]bool{}
+	for rows.Next() {
+		var table, column string
+		if err := rows.Scan(&table, &column); err != nil {
+			return false, false, fmt.Errorf("database %s: %w", path, err)
+		}
+		tables[table] = true
+		have[table+"."+column] = true
+	}
+	if err := rows.Err(); err != nil {
+		return false, false, fmt.Errorf("database %s: %w", path, err)
+	}
+	if id == 0 && len(tables) > 0 && !(tables["pages"] && tables["snapshots"] && tables["robots_cache"]) {
+		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, errNotOurs)
+	}
+	upToDate = tables["counters"]
+	for _, c := range addedColumns {
+		upToDate = upToDate && have[c.table+"."+c.column]
+	}
+	return upToDate, len(tables) == 0, nil
 }
 
 // permissionProblem tells whether path (or the WAL and shared-memory files
@@ -278,18 +414,23 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'snapshots_uncounted'`).Scan(&have1); err != nil {
 		return err
 	}
-	if have1 == 1 {
-		return nil
+	if have1 != 1 {
+		tx, err := db.BeginTx(ctx, nil) // immediate: no snapshot lands between counting and the triggers
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.ExecContext(ctx, counters); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
 	}
-	tx, err := db.BeginTx(ctx, nil) // immediate: no snapshot lands between counting and the triggers
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, counters); err != nil {
-		return err
-	}
-	return tx.Commit()
+	// The mark: another program (or another version of this one) can tell
+	// the file is the monitor's before it writes anything.
+	_, err := db.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, monitorAppID))
+	return err
 }
 
 // backfillHosts fills pages.host of a database from before the column.
@@ -358,13 +499,13 @@ func (p page) due() time.Time {
 func (s *store) track(ctx context.Context, urls []string, interval time.Duration, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	defer tx.Rollback()
 	for _, u := range urls {
 		var last sql.NullString
 		if err := tx.QueryRowContext(ctx, `SELECT MAX(taken_at) FROM snapshots WHERE page_url = ?`, u).Scan(&last); err != nil {
-			return err
+			return s.wrap(err)
 		}
 		next := now
 		if last.Valid {
@@ -379,29 +520,29 @@ INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, 
 ON CONFLICT(url) DO UPDATE SET interval_seconds = excluded.interval_seconds, next_due = excluded.next_due`,
 			u, hostOf(u), int64(interval/time.Second), fmtTime(now), fmtTime(next))
 		if err != nil {
-			return err
+			return s.wrap(err)
 		}
 	}
-	return tx.Commit()
+	return s.wrap(tx.Commit())
 }
 
 // untrack removes pages and their snapshots; it returns the URLs that were not tracked.
 func (s *store) untrack(ctx context.Context, urls []string) (missing []string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	defer tx.Rollback()
 	for _, u := range urls {
 		res, err := tx.ExecContext(ctx, `DELETE FROM pages WHERE url = ?`, u)
 		if err != nil {
-			return nil, err
+			return nil, s.wrap(err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			missing = append(missing, u)
 		}
 	}
-	return missing, tx.Commit()
+	return missing, s.wrap(tx.Commit())
 }
 
 const pageColumns = `url, host, interval_seconds, added_at, next_due, retry_at, last_attempt_at, last_outcome,
@@ -444,14 +585,14 @@ func scanPage(rows interface{ Scan(...any) error }) (page, error) {
 func (s *store) queryPages(ctx context.Context, query string, args ...any) ([]page, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	defer rows.Close()
 	var out []page
 	for rows.Next() {
 		p, err := scanPage(rows)
 		if err != nil {
-			return nil, err
+			return nil, s.wrap(err)
 		}
 		out = append(out, p)
 	}
@@ -467,7 +608,7 @@ func (s *store) pages(ctx context.Context) ([]page, error) {
 func (s *store) page(ctx context.Context, url string) (page, bool, error) {
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages WHERE url = ?`, url)
 	if err != nil || len(ps) == 0 {
-		return page{}, false, err
+		return page{}, false, s.wrap(err)
 	}
 	return ps[0], true, nil
 }
@@ -507,25 +648,25 @@ func (s *store) listPages(ctx context.Context, f pageFilter, limit, offset int) 
 	where, args := f.where()
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pages`+where, args...).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, s.wrap(err)
 	}
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages`+where+` ORDER BY url LIMIT ? OFFSET ?`,
 		append(args, limit, offset)...)
-	return ps, total, err
+	return ps, total, s.wrap(err)
 }
 
 // hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *store) hosts(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var h string
 		if err := rows.Scan(&h); err != nil {
-			return nil, err
+			return nil, s.wrap(err)
 		}
 		out = append(out, h)
 	}
@@ -546,14 +687,14 @@ func (s *store) totals(ctx context.Context) (totals, error) {
 	(SELECT value FROM counters WHERE name = 'bytes_saved')`).
 		Scan(&t.Pages, &t.Snapshots, &t.NotModified, &saved)
 	t.BytesSaved = saved.Int64
-	return t, err
+	return t, s.wrap(err)
 }
 
 // duePages returns the pages whose check is due at now.
 func (s *store) duePages(ctx context.Context, now time.Time) ([]page, error) {
 	all, err := s.pages(ctx)
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(err)
 	}
 	var due []page
 	for _, p := range all {
@@ -569,7 +710,7 @@ func (s *store) duePages(ctx context.Context, now time.Time) ([]page, error) {
 func (s *store) nextDue(ctx context.Context) (t time.Time, ok bool, err error) {
 	all, err := s.pages(ctx)
 	if err != nil {
-		return time.Time{}, false, err
+		return time.Time{}, false, s.wrap(err)
 	}
 	for _, p := range all {
 		if d := p.due(); !ok || d.Before(t) {
@@ -678,11 +819,11 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
 	redirects, err := jsonOrNull(sn.Redirects, len(sn.Redirects) == 0)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	hreflang, err := jsonOrNull(sn.Hreflang, len(sn.Hreflang) == 0)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	// The comparison with the previous snapshot (a word diff of up to
 	// 100 KiB of text) is made before the write transaction, so it never
@@ -695,7 +836,7 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
-			return err
+			return s.wrap(err)
 		default:
 			changes := diffSnapshots(prev, sn)
 			sn.Changes = nil
@@ -707,7 +848,7 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	defer tx.Rollback()
 	var secs int64
@@ -716,11 +857,11 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 			// Untracked while the check was in flight: nothing to record.
 			return nil
 		}
-		return err
+		return s.wrap(err)
 	}
 	changes, err := jsonOrNull(sn.Changes, len(sn.Changes) == 0)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	var status, words, ms, bodyBytes, saved sql.NullInt64
 	var textZ []byte
@@ -743,7 +884,7 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 		textZ, sn.TextCut && !sn.Blocked, nullStr(sn.ETag), nullStr(sn.LastModified), sn.NotModified && !sn.Blocked,
 		bodyBytes, saved, changes)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	sn.ID, _ = res.LastInsertId()
 	oc, detail := sn.outcome()
@@ -755,15 +896,15 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcome = ?, last_detail = ?, last_status = ?
 WHERE url = ?`,
 		fmtTime(next), fmtTime(sn.TakenAt), oc, nullStr(detail), status, sn.PageURL); err != nil {
-		return err
+		return s.wrap(err)
 	}
 	if changeLine != "" {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET last_change = ?, last_change_at = ? WHERE url = ?`,
 			changeLine, fmtTime(sn.TakenAt), sn.PageURL); err != nil {
-			return err
+			return s.wrap(err)
 		}
 	}
-	return tx.Commit()
+	return s.wrap(tx.Commit())
 }
 
 // claim takes page url for one check until leaseEnd, if it is still due at
@@ -776,17 +917,17 @@ func (s *store) claim(ctx context.Context, url string, now, leaseEnd time.Time) 
 UPDATE pages SET retry_at = ? WHERE url = ? AND next_due <= ? AND (retry_at IS NULL OR retry_at <= ?)`,
 		fmtTime(leaseEnd), url, n, n)
 	if err != nil {
-		return false, err
+		return false, s.wrap(err)
 	}
 	rows, err := res.RowsAffected()
-	return rows == 1, err
+	return rows == 1, s.wrap(err)
 }
 
 // release gives back a claimed page that was not checked (the run was
 // interrupted): it is due again at once.
 func (s *store) release(ctx context.Context, url string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE pages SET retry_at = NULL WHERE url = ?`, url)
-	return err
+	return s.wrap(err)
 }
 
 // deferPage records a check that took no snapshot because robots.txt was
@@ -795,7 +936,7 @@ func (s *store) deferPage(ctx context.Context, url string, at, retryAt time.Time
 	_, err := s.db.ExecContext(ctx, `
 UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detail = ? WHERE url = ?`,
 		fmtTime(retryAt), fmtTime(at), outcomeRobotsWait, nullStr(detail), url)
-	return err
+	return s.wrap(err)
 }
 
 // lastGood returns the page's latest snapshot that holds a 200 response
@@ -808,7 +949,7 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, s.wrap(err)
 	}
 	if sn.Status != http.StatusOK || sn.Error != "" {
 		return nil, false, nil
@@ -823,7 +964,7 @@ func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
 		out = append(out, *sn)
 		return nil
 	})
-	return out, err
+	return out, s.wrap(err)
 }
 
 // pageSnapshots returns up to limit snapshots of one page, newest first,
@@ -831,19 +972,19 @@ func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
 func (s *store) pageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot, int, error) {
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots WHERE page_url = ?`, url).Scan(&total); err != nil {
-		return nil, 0, err
+		return nil, 0, s.wrap(err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots WHERE page_url = ?
 ORDER BY taken_at DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, s.wrap(err)
 	}
 	defer rows.Close()
 	var out []*snapshot
 	for rows.Next() {
 		sn, err := scanSnapshotRow(rows)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, s.wrap(err)
 		}
 		out = append(out, sn)
 	}
@@ -903,16 +1044,16 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot, error) {
 func (s *store) eachSnapshot(ctx context.Context, fn func(*snapshot) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots ORDER BY page_url, taken_at, id`)
 	if err != nil {
-		return err
+		return s.wrap(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		sn, err := scanSnapshotRow(rows)
 		if err != nil {
-			return err
+			return s.wrap(err)
 		}
 		if err := fn(sn); err != nil {
-			return err
+			return s.wrap(err)
 		}
 	}
 	return rows.Err()
@@ -944,7 +1085,7 @@ func (s *store) loadRobots(ctx context.Context, host string) (robotsRow, bool, e
 		return robotsRow{}, false, nil
 	}
 	if err != nil {
-		return robotsRow{}, false, err
+		return robotsRow{}, false, s.wrap(err)
 	}
 	var err1, err2 error
 	r.FetchedAt, err1 = parseTime(fetched)
@@ -957,11 +1098,42 @@ func (s *store) loadRobots(ctx context.Context, host string) (robotsRow, bool, e
 	return r, true, nil
 }
 
+// What the robots.txt cache keeps for hosts with no tracked page (the free
+// tool's anonymous checks): the newest maxUntrackedRobots rows, and no more
+// than maxUntrackedRobotsBytes of their bodies. Tracked hosts' rows are never
+// cut: the one-hour promise is about them.
+const (
+	maxUntrackedRobots      = 64
+	maxUntrackedRobotsBytes = 2 << 20
+)
+
+// saveRobots stores r and, in the same transaction, evicts every expired
+// copy (robots.Cache refetches those anyway) and trims untracked hosts' rows
+// to the caps above, so anonymous checks cannot grow the file without bound.
 func (s *store) saveRobots(ctx context.Context, r robotsRow) error {
-	_, err := s.db.ExecContext(ctx, `
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `
 INSERT INTO robots_cache(host, url, status, body, fetched_at, expires_at, error) VALUES(?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(host) DO UPDATE SET url = excluded.url, status = excluded.status, body = excluded.body,
 	fetched_at = excluded.fetched_at, expires_at = excluded.expires_at, error = excluded.error`,
-		r.Host, nullStr(r.URL), r.Status, r.Body, fmtTime(r.FetchedAt), fmtTime(r.ExpiresAt), nullStr(r.Err))
-	return err
+		r.Host, nullStr(r.URL), r.Status, r.Body, fmtTime(r.FetchedAt), fmtTime(r.ExpiresAt), nullStr(r.Err)); err != nil {
+		return s.wrap(err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, fmtTime(r.FetchedAt)); err != nil {
+		return s.wrap(err)
+	}
+	if _, err := tx.ExecContext(ctx, `
+DELETE FROM robots_cache WHERE host IN (
+	SELECT host FROM (
+		SELECT host, row_number() OVER w AS n, sum(coalesce(length(body), 0)) OVER w AS bytes
+		FROM robots_cache c WHERE NOT EXISTS (SELECT 1 FROM pages p WHERE p.host = c.host)
+		WINDOW w AS (ORDER BY fetched_at DESC, host))
+	WHERE n > ? OR bytes > ?)`, maxUntrackedRobots, maxUntrackedRobotsBytes); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 func openTestStore(t *testing.T, path string) *store {
 	t.Helper()
-	st, err := openStore(context.Background(), path, false)
+	st, err := openStore(context.Background(), path, createIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -41,9 +42,9 @@ func TestSchemaAndWAL(t *testing.T) {
 }
 
 func TestOpenRefusesDriverOptionsInPath(t *testing.T) {
-	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro", false)
+	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro", createIfMissing)
 	assert.Error(t, err)
-	_, err = openStore(context.Background(), "", false)
+	_, err = openStore(context.Background(), "", createIfMissing)
 	assert.Error(t, err)
 }
 
@@ -160,7 +161,7 @@ func TestUntrackDeletesSnapshots(t *testing.T) {
 func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
 	ctx := context.Background()
 	path := tempDB(t)
-	st, err := openStore(ctx, path, false)
+	st, err := openStore(ctx, path, createIfMissing)
 	require.NoError(t, err)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)
 	e := robots.Entry{Authority: "https://a.example", URL: "https://a.example/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
@@ -312,4 +313,117 @@ func TestPermissionDeniedNamesThePath(t *testing.T) {
 	code, _, errOut := cli(t, env{}, "status", "-db", path)
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errOut, "database "+path+": permission denied")
+}
+
+func appID(t *testing.T, path string) int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var id int64
+	require.NoError(t, db.QueryRow(`PRAGMA application_id`).Scan(&id))
+	return id
+}
+
+func fileBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return b
+}
+
+// TestOtherProgramsDatabasesAreRefusedUntouched: the audit's database, one
+// of an unknown program and an unmarked one with other tables are refused
+// by every command before anything is written.
+func TestOtherProgramsDatabasesAreRefusedUntouched(t *testing.T) {
+	for _, tc := range []struct{ name, setup, want string }{
+		{"audit", fmt.Sprintf(`PRAGMA application_id = %d; CREATE TABLE crawls(id INTEGER PRIMARY KEY); INSERT INTO crawls VALUES(1)`, 0x43436F76), "is a Crawl Cove (audit) database"},
+		{"unknown program", `PRAGMA application_id = 305419896; CREATE TABLE things(x)`, "belongs to another program (application_id 0x12345678)"},
+		{"unmarked, other tables", `CREATE TABLE pages(url TEXT); CREATE TABLE crawls(id INTEGER)`, "is not a monitor database"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "other.db")
+			db, err := sql.Open("sqlite", path)
+			require.NoError(t, err)
+			_, err = db.Exec(tc.setup)
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+			orig := fileBytes(t, path)
+			for _, args := range [][]string{
+				{"status", "-db", path}, {"report", "-db", path}, {"track", "-db", path, "https://example.com/"},
+				{"untrack", "-db", path, "https://example.com/"}, {"run", "-db", path},
+			} {
+				code, _, errOut := cli(t, env{}, args...)
+				assert.Equal(t, exitFailure, code, "%v", args)
+				assert.Contains(t, errOut, "database "+path+" ", "%v", args)
+				assert.Contains(t, errOut, tc.want, "%v", args)
+			}
+			assert.Equal(t, orig, fileBytes(t, path), "not a byte changed")
+			_, err = os.Stat(path + "-wal")
+			assert.True(t, os.IsNotExist(err), "no WAL was started")
+		})
+	}
+}
+
+// TestMonitorDatabasesAreMarked: a new database carries the monitor's
+// application_id ("2UAc"); an old unmarked monitor database opens, and is
+// marked by a command that writes, never by a read-only one.
+func TestMonitorDatabasesAreMarked(t *testing.T) {
+	path := tempDB(t)
+	code, _, errOut := cli(t, env{}, "track", "-db", path, "https://example.com/")
+	require.Equal(t, exitOK, code, errOut)
+	assert.EqualValues(t, 0x32554163, appID(t, path))
+
+	// The same file as an earlier version left it: no mark.
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec(`PRAGMA application_id = 0`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	code, out, errOut := cli(t, env{}, "status", "-db", path)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "https://example.com/")
+	assert.EqualValues(t, 0, appID(t, path), "status is read-only: it does not mark")
+	code, _, errOut = cli(t, env{}, "track", "-db", path, "https://example.org/")
+	require.Equal(t, exitOK, code, errOut)
+	assert.EqualValues(t, 0x32554163, appID(t, path))
+}
+
+func robotsRows(t *testing.T, st *store) (n int, bytes int64) {
+	t.Helper()
+	require.NoError(t, st.db.QueryRow(`SELECT count(*), coalesce(sum(length(body)), 0) FROM robots_cache`).Scan(&n, &bytes))
+	return n, bytes
+}
+
+// TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts: the free tool's
+// anonymous checks each store a robots.txt copy; expired copies are evicted
+// and untracked hosts' copies are capped, while tracked hosts keep theirs.
+func TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, st.track(ctx, []string{"https://tracked.example/"}, 6*time.Hour, t0))
+	body := []byte("User-agent: *\nDisallow: /x\n# " + strings.Repeat("p", 500<<10) + "\n")
+	save := func(host string, at time.Time) {
+		require.NoError(t, robotsStore{st}.Save(ctx, robots.Entry{Authority: host, URL: host + "/robots.txt", Status: 200,
+			Body: body, FetchedAt: at, ExpiresAt: at.Add(time.Hour)}))
+	}
+	save("https://tracked.example", t0)
+	for i := range 200 {
+		save(fmt.Sprintf("https://anon%d.example", i), t0.Add(time.Duration(i)*time.Second))
+	}
+	n, size := robotsRows(t, st)
+	assert.LessOrEqual(t, n, maxUntrackedRobots+1)
+	assert.LessOrEqual(t, size, int64(maxUntrackedRobotsBytes+len(body)), "untracked copies are capped in bytes too")
+	_, ok, err := robotsStore{st}.Load(ctx, "https://tracked.example")
+	require.NoError(t, err)
+	assert.True(t, ok, "the tracked host's copy is kept")
+	_, ok, _ = robotsStore{st}.Load(ctx, "https://anon199.example")
+	assert.True(t, ok, "the newest anonymous copy is kept")
+
+	// Two hours on, every copy has expired: the next save evicts them all,
+	// the tracked host's included (robots.Cache would refetch it anyway).
+	save("https://anon-late.example", t0.Add(2*time.Hour))
+	n, _ = robotsRows(t, st)
+	assert.Equal(t, 1, n)
 }
