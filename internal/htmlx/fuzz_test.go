@@ -70,6 +70,14 @@ func FuzzResolveFastPath(f *testing.F) {
 		{"https://a.example/", "/.hidden/x"},
 		{"https://a.example/", "/a./b?q= x"},
 		{"https://a.example/%41/", "/~user/a-b_c.d?é"},
+		{"https://a.example/d/page.html", "..//a"},
+		{"https://a.example/", "https://reviews.example/w1?x=1#f"},
+		{"https://a.example/", "https://h.org/a/..//b"},
+		{"https://a.example/", "http://0x7f.1/x"},
+		{"https://a.example/", "https://a-.b-c.example//x/y.z?q='"},
+		{"https://a.example/", "https://xn--bcher-kva.example/x"},
+		{"https://a.example/", "https://1.2.3.4/x"},
+		{"https://a.example/", "http://a..b/"},
 	} {
 		f.Add(s[0], s[1])
 	}

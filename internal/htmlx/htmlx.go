@@ -904,12 +904,13 @@ type resolved struct {
 
 func newResolver(base *whatwg.Url) *resolver {
 	r := &resolver{base: base, seen: map[string]resolved{}}
-	if base != nil {
-		// An http(s) URL always has a host and a path starting with '/'.
+	if base != nil && httpURL(base) {
+		// An http(s) URL has a host and a path starting with '/'.
 		href := base.Href(true)
-		i := len(base.Protocol()) + 2
-		if j := strings.IndexByte(href[i:], '/'); j >= 0 {
-			r.prefix = href[:i+j]
+		if rest, ok := strings.CutPrefix(href, base.Protocol()+"//"); ok {
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				r.prefix = href[:len(href)-len(rest)+j]
+			}
 		}
 	}
 	return r
@@ -948,44 +949,78 @@ func (r *resolver) resolve(raw string) (string, resolution) {
 	return v.url, v.r
 }
 
-// fast resolves "/path?query#frag" when the path has only unreserved
-// characters and no dot segments, and the query only printable ASCII that
-// a browser sends as written, where the WHATWG parser returns exactly
-// prefix + path + query; anything else takes the full route.
+// fast resolves, without the parser, the two most common kinds of link
+// where the WHATWG parser returns them as written (less the fragment): a
+// root-relative "/path?query#frag", which becomes prefix + "/path?query",
+// and an absolute "http(s)://host/path?query#frag" whose host is lower-case
+// ASCII letters, digits, '-' and '.', without a port, ending in a label that
+// starts with a letter (never an IPv4 number) and holding no punycode; in
+// both, the path has only unreserved characters and no dot segments, and
+// the query only printable ASCII a browser sends as written. Anything else
+// takes the full route.
 func (r *resolver) fast(raw string) (string, bool) {
-	if r.prefix == "" || len(raw) < 1 || raw[0] != '/' || len(raw) > 1 && raw[1] == '/' {
-		return "", false
+	switch {
+	case len(raw) > 0 && raw[0] == '/':
+		if r.prefix == "" || len(raw) > 1 && raw[1] == '/' {
+			return "", false
+		}
+		end, ok := plainPathQuery(raw)
+		if !ok {
+			return "", false
+		}
+		return r.prefix + raw[:end], true
+	case strings.HasPrefix(raw, "https://"), strings.HasPrefix(raw, "http://"):
+		i := strings.Index(raw, "://") + 3
+		j := i
+		label := i // start of the host's last label
+		for ; j < len(raw) && raw[j] != '/'; j++ {
+			c := raw[j]
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-':
+			case c == '.' && j > i && raw[j-1] != '.':
+				label = j + 1
+			default:
+				return "", false // a port, userinfo, upper case, a query right after the host...
+			}
+		}
+		if j == len(raw) || label >= j || raw[label] < 'a' || raw[label] > 'z' || strings.Contains(raw[i:j], "xn--") {
+			return "", false
+		}
+		end, ok := plainPathQuery(raw[j:])
+		if !ok {
+			return "", false
+		}
+		return raw[:j+end], true
 	}
-	end := len(raw)
+	return "", false
+}
+
+// plainPathQuery reports whether p, a "/path?query#frag", is spelt as the
+// WHATWG parser would spell it (see fast), and where its fragment starts.
+func plainPathQuery(p string) (end int, ok bool) {
 	q := -1
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
+	for i := 0; i < len(p); i++ {
+		c := p[i]
 		switch {
 		case c == '#':
-			end = i
+			return i, true
 		case c == '?' && q < 0:
 			q = i
 		case q >= 0:
 			if c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' {
-				return "", false
+				return 0, false
 			}
-			continue
 		case c == '/' || c == '-' || c == '_' || c == '~' ||
 			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
-			continue
 		case c == '.':
-			if raw[i-1] == '/' { // a dot segment, or a name starting with a dot: let the parser decide
-				return "", false
+			if p[i-1] == '/' { // a dot segment, or a name starting with a dot: let the parser decide
+				return 0, false
 			}
-			continue
 		default:
-			return "", false
-		}
-		if end < len(raw) {
-			return r.prefix + raw[:end], true
+			return 0, false
 		}
 	}
-	return r.prefix + raw, true
+	return len(p), true
 }
 
 func nofollow(rel string) bool {
@@ -1079,7 +1114,7 @@ func resolve(base *whatwg.Url, raw string) (string, resolution) {
 		return "", invalid
 	}
 	href := u.Href(true)
-	if badEscape(href) {
+	if before, _, _ := strings.Cut(href, "?"); badEscape(before) {
 		return "", invalid
 	}
 	return href, kept
@@ -1087,7 +1122,7 @@ func resolve(base *whatwg.Url, raw string) (string, resolution) {
 
 // badEscape reports a '%' that does not start an escape. A browser sends
 // it as written ("/100%", "/%zz"), but net/url, and so any Go client,
-// refuses such a URL.
+// refuses such a URL (in the path; a query it takes as it is).
 func badEscape(s string) bool {
 	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
 		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
