@@ -11,6 +11,7 @@ import (
 const (
 	EventAdd      = "frontier.add"
 	EventGateWait = "frontier.gate_wait"
+	EventClaim    = "frontier.claim"
 )
 
 // logAdd emits frontier.add for one Add call. It builds attributes only

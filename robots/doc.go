@@ -69,9 +69,14 @@
 //	Tokens        Letters, digits, _ and - (digits beyond the RFC, so that
 //	              "User-agent: 2-UAcomBot" works). A value naming no token matches
 //	              nobody.
-//	Encoding      Rule and URL are compared percent-encoded: non-ASCII and unsafe
-//	              octets encoded, escapes of unreserved characters decoded (%7E = ~,
-//	              %41 = A), hex case ignored; %2A and %24 are a literal * and $.
+//	Encoding      Rule and URL are compared in one spelling per octet, however either
+//	              was escaped (RFC 9309 §2.2.2, RFC 3986 §6.2.2): non-ASCII and unsafe
+//	              octets encoded; escapes of unreserved characters (%7E = ~, %41 = A)
+//	              and of the reserved ones that delimit nothing, which net/url
+//	              re-escapes and browsers do not (%21 %27 %28 %29 %2C %3A %40 %5B %5D
+//	              = ! ' ( ) , : @ [ ]), decoded; hex case ignored; %2A and %24 are a
+//	              literal * and $. The escape of a delimiter (/ ? % & = + ;) stays
+//	              distinct from it: /a%2Fb is not /a/b, ?q=a%26b is not ?q=a&b.
 //	Anchors       $ anchors only at the end of a pattern; elsewhere it is literal.
 //	Specificity   The octets of the normalised pattern, a final $ included.
 //	Crawl-delay   Parsed (first valid value of the group(s), capped at 24 h) and

@@ -137,10 +137,25 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// literal marks the octets whose canonical form is the octet itself, so
+// that an escape of one ("%7E", "%28") is decoded before comparison: the
+// unreserved characters (RFC 3986 §2.3), and the reserved ones that delimit
+// nothing in a path or query, which Go's net/url escapes when it re-encodes
+// a URL (%21 %27 %28 %29 %5B %5D) and browsers leave as written (or, for
+// "'" in a query, escape): ! ' ( ) , : @ [ ]. Every other octet has one
+// canonical form too: the escape, for the octets needsEscape marks and for
+// '*' and '$' in a URL; itself or its escape as written, never one for the
+// other, for the delimiters / ? # % & = + ; whose escape means something
+// else ("%2F" is not a path separator, "%26" not a parameter separator).
+var literal = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for _, c := range "-._~!'(),:@[]" {
+		t[c] = true
+	}
+	return t
+}()
 
 const upperHex = "0123456789ABCDEF"
 
@@ -155,8 +170,11 @@ var stopPath, stopPattern = func() (path, pat [256]bool) {
 }()
 
 // normalize brings a path or pattern to the form both are compared in
-// (RFC 9309 §2.2.2): non-ASCII and unsafe octets percent-encoded, escapes
-// of unreserved characters decoded, other escapes in upper-case hex. In a
+// (RFC 9309 §2.2.2, RFC 3986 §6.2.2): one spelling per octet, whether it
+// was written literally or escaped, in any hex case (see literal):
+// non-ASCII and unsafe octets percent-encoded, escapes of unreserved and
+// non-delimiting reserved characters decoded, other escapes in upper-case
+// hex. In a
 // URL, `*` and `$` are encoded so that a pattern's `%2A` and `%24` match
 // them literally; in a pattern they stay, as the wildcard and (already
 // split off) end anchor, except a `$` that is not at the end.
@@ -172,7 +190,7 @@ func normalize(s string, isPattern bool) string {
 			continue
 		}
 		if c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) &&
-			!isUnreserved(unhex(s[i+1])<<4|unhex(s[i+2])) &&
+			!literal[unhex(s[i+1])<<4|unhex(s[i+2])] &&
 			!('a' <= s[i+1] && s[i+1] <= 'f') && !('a' <= s[i+2] && s[i+2] <= 'f') {
 			i += 2 // already canonical
 			continue
@@ -190,7 +208,7 @@ func normalize(s string, isPattern bool) string {
 		switch {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(v) {
+			if literal[v] {
 				b.WriteByte(v)
 			} else {
 				b.WriteByte('%')

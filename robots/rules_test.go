@@ -367,7 +367,7 @@ func TestPathOf(t *testing.T) {
 
 func TestAllowedDoesNotAllocate(t *testing.T) {
 	r := Parse([]byte(realisticRobots(1)))
-	urls := []string{"https://www.example.com/products/item-42/reviews?page=3", "/search?q=x", "/"}
+	urls := []string{"https://www.example.com/products/item-42/reviews?page=3", "/search?q=x", "/", "/my%20page%20(draft)", "/it's%20here?q=(1)"}
 	for _, u := range urls {
 		n := testing.AllocsPerRun(100, func() { r.Allowed("Googlebot", u); r.Allowed("NoSuchBot", u) })
 		assert.Zero(t, n, u)

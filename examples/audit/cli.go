@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
@@ -25,6 +26,9 @@ const (
 const (
 	minConcurrency, maxConcurrency = 1, 16
 	minGap, maxGap                 = 0, 60 * time.Second
+	maxMaxPages                    = 1_000_000 // a desktop audit; the report and the file stay usable
+	maxMaxDepth                    = 1000
+	minTimeout, maxTimeout         = time.Millisecond, 10 * time.Minute
 	defaultUserAgent               = "CrawlCove-Crawler"
 	fallbackToken                  = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
@@ -95,7 +99,7 @@ const usageText = `usage: audit [flags] URL
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
 obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
-(audit-report-<crawl>.html next to the file).
+(<file>-report-<crawl>.html next to the file: audit-report-1.html for audit.db).
 
 Exit status: 0 crawl finished, 2 usage error, 3 site off limits (robots.txt unreachable or 5xx),
 1 any other failure (including Ctrl-C; what was crawled is kept).
@@ -158,23 +162,19 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		return nil, &usageError{msg}
 	}
 	c.Resolve, _ = fetch.ParseResolve(resolve...) // each entry was validated by Set
-	if c.Concurrency < minConcurrency || c.Concurrency > maxConcurrency {
-		return nil, usagef("-concurrency %d is out of range: must be %d..%d", c.Concurrency, minConcurrency, maxConcurrency)
-	}
-	if c.Gap < minGap || c.Gap > maxGap {
-		return nil, usagef("-gap %s is out of range: must be 0s..60s", c.Gap)
-	}
-	if c.MaxPages < 1 {
-		return nil, usagef("-max-pages %d is out of range: must be at least 1", c.MaxPages)
-	}
-	if c.MaxDepth < 0 {
-		return nil, usagef("-max-depth %d is out of range: must be 0 or more", c.MaxDepth)
-	}
-	if c.Timeout <= 0 {
-		return nil, usagef("-timeout %s is out of range: must be more than 0", c.Timeout)
-	}
-	if c.Render < 0 || c.Render > maxRender {
-		return nil, usagef("-render %d is out of range: must be 0 (off) to %d", c.Render, maxRender)
+	// Every numeric flag has a range, checked by the checks every program shares (cmdline): a value out of
+	// it is a usage error that names the range, never a crawl with a limit quietly off.
+	for _, err := range []error{
+		cmdline.IntIn("concurrency", c.Concurrency, minConcurrency, maxConcurrency),
+		cmdline.DurationIn("gap", c.Gap, minGap, maxGap),
+		cmdline.IntIn("max-pages", c.MaxPages, 1, maxMaxPages),
+		cmdline.IntIn("max-depth", c.MaxDepth, 0, maxMaxDepth),
+		cmdline.DurationIn("timeout", c.Timeout, minTimeout, maxTimeout),
+		cmdline.IntIn("render", c.Render, 0, maxRender),
+	} {
+		if err != nil {
+			return nil, &usageError{err.Error()}
+		}
 	}
 	if strings.TrimSpace(c.UserAgent) == "" {
 		return nil, usagef("-user-agent must not be empty")

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 )
 
 const compareUsage = `usage: audit compare [-db FILE] [-o FILE.html] [A [B]]
@@ -95,7 +97,7 @@ func siteKey(start string) string {
 func pickCrawls(ctx context.Context, db *sql.DB, ids []int64) (a, b *crawlRow, err error) {
 	if len(ids) == 2 {
 		if ids[0] == ids[1] {
-			return nil, nil, fmt.Errorf("%w: crawl %d compared with itself", errBadCrawl, ids[0])
+			return nil, nil, usagef("crawl %d cannot be compared with itself: give two different crawl ids (or one, to compare it with the crawl before it of the same site)", ids[0])
 		}
 		if a, err = loadCrawl(ctx, db, ids[0]); err != nil {
 			return nil, nil, err
@@ -327,7 +329,7 @@ func crawlLabel(c *crawlRow) string {
 
 // textCell cuts a value for the terminal table, where one row must stay one line.
 func textCell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = cmdline.Safe(strings.Join(strings.Fields(s), " ")) // a site's text never drives the terminal
 	if s == "" {
 		return "-"
 	}
@@ -350,19 +352,19 @@ func (c *comparison) printText(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nCHANGE\tURL\tBEFORE\tAFTER")
 	for _, e := range c.New {
-		fmt.Fprintf(tw, "new URL\t%s\t-\t%s\n", sh.short(e.URL), textCell(sh.all(e.After)))
+		fmt.Fprintf(tw, "new URL\t%s\t-\t%s\n", cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.After)))
 	}
 	for _, e := range c.Removed {
-		fmt.Fprintf(tw, "removed URL\t%s\t%s\t-\n", sh.short(e.URL), textCell(sh.all(e.Before)))
+		fmt.Fprintf(tw, "removed URL\t%s\t%s\t-\n", cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)))
 	}
 	for _, e := range c.Changed {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.What, sh.short(e.URL), textCell(sh.all(e.Before)), textCell(sh.all(e.After)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)), textCell(sh.all(e.After)))
 	}
 	for _, e := range c.Appeared {
-		fmt.Fprintf(tw, "+ %s\t%s\t-\t%s\n", e.What, sh.short(e.URL), textCell(sh.all(e.After)))
+		fmt.Fprintf(tw, "+ %s\t%s\t-\t%s\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.After)))
 	}
 	for _, e := range c.Fixed {
-		fmt.Fprintf(tw, "- %s\t%s\t%s\t-\n", e.What, sh.short(e.URL), textCell(sh.all(e.Before)))
+		fmt.Fprintf(tw, "- %s\t%s\t%s\t-\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)))
 	}
 	tw.Flush()
 }

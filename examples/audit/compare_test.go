@@ -133,7 +133,7 @@ func TestCompareChoosesCrawlsAndRefusesBadIDs(t *testing.T) {
 		{[]string{"2"}, "crawl 2 is the only crawl of other.test in the database"},
 		{[]string{"1", "9"}, "crawl 9 is not in the database"},
 		{[]string{"9"}, "crawl 9 is not in the database"},
-		{[]string{"1", "1"}, "crawl 1 compared with itself"},
+		{[]string{"1", "1"}, "crawl 1 cannot be compared with itself"},
 		{[]string{"one", "2"}, `"one" is not a crawl id`},
 		{[]string{"0", "2"}, `"0" is not a crawl id`},
 		{[]string{"1", "2", "3"}, "at most two crawl ids"},

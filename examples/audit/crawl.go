@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/internal/urlnorm"
@@ -56,6 +57,7 @@ type crawler struct {
 	render    renderStats
 	mu        sync.Mutex
 	recorded  map[string]bool // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   map[string]bool // final URLs whose links are recorded (a redirect's links are its target's)
 	llmsPage  *requestRecord  // /llms.txt when a link led the crawl to it
 	home      string          // scheme://host where the start page ended up; origin until then
 	wordpress atomic.Pointer[string]
@@ -80,7 +82,7 @@ func newCrawler(cfg *config, e env, st *store, log io.Writer) (*crawler, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}, hostStopped: map[string]bool{},
+	c := &crawler{cfg: cfg, env: e, st: st, log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, hostStopped: map[string]bool{},
 		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
@@ -209,10 +211,27 @@ type crawlResult struct {
 func (c *crawler) crawl(ctx context.Context) crawlResult {
 	started := c.env.Now()
 	res := c.steps(ctx, started)
-	_ = c.st.flush() // the crawl's time includes writing its rows; finish reports a write error
+	// The crawl's time includes writing its rows. A failed write, even the last one, makes the crawl
+	// interrupted whatever it was about to be: the file lacks what came after that write, and a resume
+	// fetches it again.
+	if err := c.st.flush(); err != nil && c.st.crawlID != 0 {
+		res = crawlResult{outcome: "interrupted", err: &writeStopped{path: c.cfg.DB, err: err}}
+	}
 	res.started, res.ended = started, c.env.Now()
 	return res
 }
+
+// writeStopped is why a crawl stopped when a write to its database failed (a full disk, an I/O error).
+type writeStopped struct {
+	path string
+	err  error
+}
+
+func (e *writeStopped) Error() string {
+	return fmt.Sprintf("writing %s: %v", e.path, e.err)
+}
+
+func (e *writeStopped) Unwrap() error { return e.err }
 
 func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	// robots.txt of the site turning unreachable during the crawl (a refresh after the cache's TTL) stops
@@ -220,6 +239,14 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	c.stopSite = stop
+	// The first failed write stops the crawl: nothing fetched after it could be kept.
+	go func() {
+		select {
+		case <-c.st.Failed():
+			stop(&writeStopped{path: c.cfg.DB, err: c.st.Err()})
+		case <-ctx.Done():
+		}
+	}()
 
 	if c.resume != nil {
 		if err := c.resumeCrawl(ctx); err != nil {
@@ -299,6 +326,10 @@ func (c *crawler) steps(ctx context.Context, started time.Time) crawlResult {
 }
 
 func (c *crawler) stopped(ctx context.Context, err error) crawlResult {
+	var ws *writeStopped
+	if errors.As(context.Cause(ctx), &ws) {
+		return crawlResult{outcome: "interrupted", err: ws}
+	}
 	var mid *offLimitsMidway
 	if errors.As(context.Cause(ctx), &mid) {
 		return crawlResult{outcome: "off_limits", err: mid}
@@ -310,12 +341,14 @@ func (c *crawler) stopped(ctx context.Context, err error) crawlResult {
 }
 
 // logf writes a message line to stderr, above the progress line when there is one.
+// Site text in it (a robots.txt rule, a URL) is made safe for the terminal first.
 func (c *crawler) logf(format string, args ...any) {
+	msg := cmdline.Safe(fmt.Sprintf(format, args...))
 	if c.prog != nil {
-		c.prog.println(fmt.Sprintf(format, args...))
+		c.prog.println(msg)
 		return
 	}
-	fmt.Fprintf(c.log, format+"\n", args...)
+	fmt.Fprintln(c.log, msg)
 }
 
 // twinResolveNote warns when -resolve sends the start host to a staging address but not its twin: the
@@ -724,6 +757,16 @@ func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
 	// A page that asks robots not to follow its links is respected: links recorded, not followed.
 	followAll := !hasToken(p.MetaRobots, "nofollow") && !hasToken(p.MetaRobots, "none") &&
 		!hasToken(p.XRobots, "nofollow") && !hasToken(p.XRobots, "none")
+	// Links belong to the page that contains them: the final URL of a redirect, not the URL that
+	// redirected to it. Recorded once per final URL, however many URLs redirect there.
+	owner := p.URL
+	if p.FinalURL != "" {
+		owner = normalizeOrSelf(p.FinalURL)
+	}
+	c.mu.Lock()
+	record := !c.linksOf[owner]
+	c.linksOf[owner] = true
+	c.mu.Unlock()
 	seen := map[string]bool{}
 	for _, l := range pg.Links {
 		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {
@@ -733,7 +776,7 @@ func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
 		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
 			continue
 		}
-		rec := linkRecord{From: p.URL, To: l.URL, Nofollow: l.Nofollow, Anchor: truncate(l.Text, 200), Tag: l.Tag}
+		rec := linkRecord{From: owner, To: l.URL, Nofollow: l.Nofollow, Anchor: truncate(l.Text, 200), Tag: l.Tag}
 		if !c.inScope(lu) {
 			rec.External = true
 			p.External++
@@ -744,13 +787,15 @@ func (c *crawler) parse(ctx context.Context, p *pageRecord, res *fetch.Result) {
 			p.Internal++
 			if followAll && !l.Nofollow && !seen[rec.To] {
 				seen[rec.To] = true
-				c.add(ctx, rec.To, p.Depth+1, p.URL, "link")
+				c.add(ctx, rec.To, p.Depth+1, owner, "link")
 			}
 		}
 		if l.Nofollow {
 			p.Nofollow++
 		}
-		p.links = append(p.links, rec)
+		if record {
+			p.links = append(p.links, rec)
+		}
 	}
 }
 

@@ -12,7 +12,7 @@
 //	go run ./examples/audit report -db shop.db       # the self-contained HTML report again (or -format csv|json)
 //	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
 //
-// The crawl writes its HTML report (audit-report-<crawl>.html, next to the database) at the end. Its
+// The crawl writes its HTML report (<db>-report-<crawl>.html, next to the database) at the end. Its
 // frontier, robots.txt copies and sitemap answers are kept in the database as it goes (queue.go,
 // resume_store.go), so that -resume continues it after a crash. examples/audit/README.md is the manual.
 //
@@ -89,11 +89,11 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		return exitFailure
 	}
 	defer closeLog()
+	if e.Terminal == nil {
+		e.Terminal = isTerminal // before -resume too: the progress line asks it
+	}
 	if cfg.Resume {
 		return runResume(ctx, cfg, stdout, stderr, e)
-	}
-	if e.Terminal == nil {
-		e.Terminal = isTerminal
 	}
 
 	var demo *demoSite
@@ -115,6 +115,9 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	st, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
+		if errors.Is(err, errNotAudit) {
+			return exitUsage
+		}
 		return exitFailure
 	}
 	defer st.close()

@@ -202,6 +202,7 @@ type renderLink struct {
 // renderRecord is one render_pages row and its children.
 type renderRecord struct {
 	URL, FinalURL     string
+	crawledFinal      string // where the crawler's fetch of URL ended: its links are recorded under it
 	Depth             int
 	Section           string
 	RenderedAt        time.Time
@@ -479,7 +480,7 @@ func (t *tab) shutdown() {
 // renderPage loads one page in a fresh tab and reads its rendered DOM. It returns nil only when the run
 // was interrupted before the page got anywhere.
 func (c *crawler) renderPage(ctx context.Context, b *browser, cand renderCandidate) *renderRecord {
-	rec := &renderRecord{URL: cand.URL, FinalURL: cand.Final, Depth: cand.Depth, Section: cand.Section, RenderedAt: c.env.Now()}
+	rec := &renderRecord{URL: cand.URL, FinalURL: cand.Final, crawledFinal: cand.Final, Depth: cand.Depth, Section: cand.Section, RenderedAt: c.env.Now()}
 	gateCtx, stopGate := context.WithCancel(ctx)
 	defer stopGate()
 	t := &tab{c: c, gateCtx: gateCtx, hops: map[network.RequestID][]*renderRequest{},
@@ -638,7 +639,8 @@ func (t *tab) read(ctx context.Context, rec *renderRecord) error {
 
 // markOnlyRendered flags the rendered internal links that the crawler's HTML of the page did not have.
 func (c *crawler) markOnlyRendered(rec *renderRecord) {
-	raw, err := c.st.rawLinkTargets(rec.URL)
+	// The crawler's links of a page are recorded under the URL its redirects ended at (the document's).
+	raw, err := c.st.rawLinkTargets(normalizeOrSelf(rec.crawledFinal))
 	if err != nil {
 		return
 	}

@@ -158,7 +158,7 @@ func TestRenderWithoutBrowserIsAUsageError(t *testing.T) {
 
 	code = run(t.Context(), []string{"-render", "501", "http://shop.test/"}, &out, &errb)
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errb.String(), "-render 501 is out of range: must be 0 (off) to 500")
+	assert.Contains(t, errb.String(), "-render 501: must be from 0 to 500")
 }
 
 func TestRenderOffStartsNoBrowser(t *testing.T) {

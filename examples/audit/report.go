@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 )
 
 // kindOrder is the order of the summary table: problems first, information last.
@@ -28,6 +30,10 @@ func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	werr := c.st.flush()
+	var ws *writeStopped
+	if errors.As(res.err, &ws) {
+		return c.writeFailed(ctx, res, ws, stderr)
+	}
 
 	// Off limits at the start: nothing was crawled, there is nothing to analyse. Off limits during the
 	// crawl: what was crawled before is analysed and summarised like an interrupted crawl.
@@ -57,23 +63,41 @@ func (c *crawler) finish(res crawlResult, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case res.outcome == "off_limits" && analysed:
-		fmt.Fprintf(stderr, "audit: %v; everything crawled before is in %s (crawl %d)\n", res.err, c.cfg.DB, c.st.crawlID)
+		fmt.Fprintf(stderr, "audit: %s; everything crawled before is in %s (crawl %d)\n", cmdline.Safe(res.err.Error()), c.cfg.DB, c.st.crawlID)
 		return exitOffLimits
 	case res.outcome == "off_limits":
-		fmt.Fprintf(stderr, "audit: %v\n", res.err)
+		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.err.Error()))
 		return exitOffLimits
 	case res.outcome == "interrupted":
 		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d). To continue it: audit -resume -db %s -crawl %d\n",
 			c.cfg.DB, c.st.crawlID, shellWord(c.cfg.DB), c.st.crawlID)
 		return exitFailure
 	case res.err != nil:
-		fmt.Fprintf(stderr, "audit: %v\n", res.err)
+		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.err.Error()))
 		return exitFailure
 	case werr != nil:
-		fmt.Fprintf(stderr, "audit: writing %s: %v\n", c.cfg.DB, werr)
+		fmt.Fprintf(stderr, "audit: writing %s: %s\n", c.cfg.DB, cmdline.Safe(werr.Error()))
 		return exitFailure
 	}
 	return exitOK
+}
+
+// writeFailed ends a crawl stopped by a failed write: no analysis and no summary (the figures would
+// count pages the file does not hold), the crawl marked interrupted if the file still takes that, and
+// the way to go on. A file that cannot even take that keeps the crawl as running, which -resume accepts
+// once this process has exited.
+func (c *crawler) writeFailed(ctx context.Context, res crawlResult, ws *writeStopped, stderr io.Writer) int {
+	end := crawlEnd{Finished: res.ended, Outcome: "interrupted", Message: ws.Error(), Pages: int(c.count.pages.Load()), Requests: int(c.count.requests.Load())}
+	if ev, ok := c.slow.Tripped(); ok {
+		end.SlowedAt, end.SlowedBy = ev.At, ev.URL
+	}
+	recorded := "is kept as interrupted"
+	if err := c.st.finishCrawl(ctx, end); err != nil {
+		recorded = "could not even be marked interrupted (" + err.Error() + "), so it stays marked running"
+	}
+	fmt.Fprintf(stderr, "audit: %s\naudit: the crawl stopped at that write; crawl %d %s, with everything written before it. To continue it once the problem is fixed: audit -resume -db %s -crawl %d\n",
+		cmdline.Safe(ws.Error()), c.st.crawlID, recorded, shellWord(c.cfg.DB), c.st.crawlID)
+	return exitFailure
 }
 
 // findings reads the crawl back from the database and analyses it.
@@ -129,7 +153,7 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 	if ev, ok := c.slow.Tripped(); ok {
 		inFlight, gap := c.slow.Limits()
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",
-			ev.URL, ev.At.Format(time.TimeOnly), inFlight, gap)
+			cmdline.Safe(ev.URL), ev.At.Format(time.TimeOnly), inFlight, gap)
 	}
 	if len(fs) == 0 {
 		fmt.Fprintln(w, "No findings.")
@@ -145,7 +169,7 @@ func (c *crawler) printSummary(ctx context.Context, w io.Writer, res crawlResult
 		width := exampleWidth(termColumns(w), counts)
 		for _, k := range orderedKinds(counts) {
 			ex := example[k]
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncateRunes(c.short(ex.URL)+"  "+c.shortAll(ex.Detail), width))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], truncateRunes(cmdline.Safe(c.short(ex.URL)+"  "+c.shortAll(ex.Detail)), width))
 		}
 		tw.Flush()
 	}

@@ -22,7 +22,8 @@ Writes the report of one crawl from the database alone (no request is made):
   csv   one CSV per table (pages, links, findings, sitemaps, sitemap_urls, requests) into a folder:
         UTF-8 with a BOM, a header row, RFC 4180; text starting with = + - @ is prefixed with '.
   json  one JSON document: crawl, summary figures and every row of those tables.
-The default PATH is audit-report-<crawl>.html (.json, or a folder for csv) next to the database;
+The default PATH is <db>-report-<crawl>.html (.json, or a folder for csv) next to the database
+(audit-report-1.html for audit.db);
 -o - writes html or json to standard output.
 
 Exit status: 0 written, 2 usage error or no such crawl, 1 any other failure.
@@ -80,7 +81,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer, now
 	db := fs.String("db", "audit.db", "SQLite `file` written by the crawl")
 	crawl := fs.Int64("crawl", 0, "crawl `id` (default: the latest)")
 	format := fs.String("format", "html", "html, csv or json")
-	out := fs.String("o", "", "output `path` (default audit-report-<crawl>.html/.json or folder, next to the database; - = stdout)")
+	out := fs.String("o", "", "output `path` (default <db>-report-<crawl>.html/.json or folder, next to the database; - = stdout)")
 	pos, err := subcommandFlags(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q (crawls are chosen with -crawl N)", pos[0])
@@ -141,9 +142,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer, now
 	return exitOK
 }
 
-// defaultReportPath is audit-report-<crawl>.<ext> (a folder for csv) in the database's directory.
+// defaultReportPath is <db>-report-<crawl>.<ext> (a folder for csv) in the database's directory, named
+// after the database file without its extension (audit.db -> audit-report-3.html), so that two databases
+// in one folder never overwrite each other's reports.
 func defaultReportPath(db string, crawlID int64, format string) string {
-	name := "audit-report-" + strconv.FormatInt(crawlID, 10)
+	base := filepath.Base(db)
+	if ext := filepath.Ext(base); ext != "" && ext != base {
+		base = strings.TrimSuffix(base, ext)
+	}
+	name := base + "-report-" + strconv.FormatInt(crawlID, 10)
 	if format != "csv" {
 		name += "." + format
 	}
@@ -198,7 +205,7 @@ func (c *crawler) writeReport(res crawlResult, code int, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "audit: %v\n", err)
 		code = exitFailure
 	}
-	if c.cfg.NoReport || c.st.crawlID == 0 || (res.outcome == "off_limits" && c.count.pages.Load() == 0) {
+	if c.cfg.NoReport || c.st.crawlID == 0 || (res.outcome == "off_limits" && c.count.pages.Load() == 0) || errors.As(res.err, new(*writeStopped)) {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -604,7 +604,7 @@ func (d *reportData) view() *reportView {
 		{thousands(s.Pages), "URLs in the crawl", ""},
 		{thousands(s.Fetched), "fetched", ""},
 		{thousands(s.Blocked), "blocked by robots.txt", ""},
-		{thousands(s.Errors), "answered 4xx/5xx or not at all", ""},
+		{thousands(s.Errors), errorsCard, ""},
 		{thousands(sev["error"]), "errors", "error"},
 		{thousands(sev["warning"]), "warnings", "warning"},
 		{thousands(sev["notice"]), "notices", "notice"},
@@ -697,6 +697,10 @@ func (d *reportData) linkedFrom(u string, sh shortener) string {
 }
 
 // statusText is a URL's own answer, as the tables show it.
+// errorsCard is the summary card of the URLs that answered 4xx/5xx or not at all, counted as in the status
+// chart: by each URL's own answer (a redirect is 3xx, whatever its chain ended in).
+const errorsCard = "answered 4xx/5xx or not at all (own answer: a redirect is 3xx)"
+
 func statusText(p *pageRecord) string {
 	switch {
 	case p.Blocked:

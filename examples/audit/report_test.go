@@ -48,7 +48,7 @@ func TestReportAfterCrawl(t *testing.T) {
 			return fmt.Sprint(sumOver(t, r, s))
 		}
 		assert.Equal(t, map[string]string{
-			"URLs in the crawl": "17", "fetched": "15", "blocked by robots.txt": "2", "answered 4xx/5xx or not at all": "4",
+			"URLs in the crawl": "17", "fetched": "15", "blocked by robots.txt": "2", errorsCard: "4",
 			"errors": sev("error"), "warnings": sev("warning"), "notices": sev("notice"),
 			"HTTP requests": fmt.Sprint(r.int(t, `SELECT requests FROM crawls`)),
 		}, tiles)
@@ -145,10 +145,16 @@ func TestReportAfterCrawl(t *testing.T) {
 			got = append(got, row[0]+" "+row[1])
 		}
 		assert.Equal(t, want, got)
-		// The start page: linked from /a, and from /moved and /chain, whose links are those of the page
-		// their redirects end in (/a).
-		assert.Equal(t, []string{"/", "3", "200", "Home", "0"}, rows[0])
-		assert.Equal(t, []string{"/a", "2", "200", "A", "1"}, rows[1])
+		// /a: linked from / and /b. The start page: linked from /a only; /moved and /chain redirect to /a
+		// and contain no link themselves (issue 18: a redirect's links are its target's, once).
+		assert.Equal(t, []string{"/a", "2", "200", "A", "1"}, rows[0])
+		var home []string
+		for _, row := range rows {
+			if row[0] == "/" {
+				home = row
+			}
+		}
+		assert.Equal(t, []string{"/", "1", "200", "Home", "0"}, home)
 	})
 
 	t.Run("orphans", func(t *testing.T) {
@@ -357,14 +363,14 @@ func TestReportCommand(t *testing.T) {
 
 	code, stdout, stderr = run("-db", db)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, "Report of crawl 2 written to "+filepath.Join(filepath.Dir(db), "audit-report-2.html")+"\n", stdout)
+	assert.Equal(t, "Report of crawl 2 written to "+filepath.Join(filepath.Dir(db), "shop-report-2.html")+"\n", stdout)
 
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"-db", db, "-crawl", "9"}, exitUsage, "crawl 9 is not in the database"},
+		{[]string{"-db", db, "-crawl", "9"}, exitUsage, "crawl 9 is not in the database; the crawls it holds:\n  1  2026-05-04 03:02  finished  http://shop.test/\n  2  2026-05-04 03:02  finished  http://shop.test/\n"},
 		{[]string{"-db", db, "-crawl", "-1"}, exitUsage, "crawl ids start at 1"},
 		{[]string{"-db", db, "-format", "pdf"}, exitUsage, `-format "pdf": must be html, csv or json`},
 		{[]string{"-db", db, "-format", "csv", "-o", "-"}, exitUsage, "csv writes a folder"},

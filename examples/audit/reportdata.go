@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/frontier"
 )
 
@@ -46,6 +48,11 @@ func openReadDB(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
+	var id int64
+	if err := db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id); err == nil && id != 0 && uint32(id) != ApplicationID {
+		db.Close()
+		return nil, usagef("-db %s: not an audit database: it belongs to another program (SQLite application_id 0x%08X; Crawl Cove's is 0x%08X)", path, uint32(id), ApplicationID)
+	}
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM crawls`).Scan(&n); err != nil {
 		db.Close()
@@ -109,9 +116,41 @@ func loadCrawl(ctx context.Context, db *sql.DB, id int64) (*crawlRow, error) {
 		if id == 0 {
 			return nil, fmt.Errorf("%w: the database holds no crawl yet", errBadCrawl)
 		}
-		return nil, fmt.Errorf("%w: crawl %d is not in the database", errBadCrawl, id)
+		return nil, fmt.Errorf("%w: crawl %d is not in the database%s", errBadCrawl, id, crawlList(ctx, db))
 	}
 	return c, err
+}
+
+// crawlListMax is how many crawls a "no such crawl" message lists (the latest ones).
+const crawlListMax = 20
+
+// crawlList is the crawls the database holds, for a message about a crawl id that is not there: one
+// line each (id, start, outcome, URL), the latest crawlListMax of them.
+func crawlList(ctx context.Context, db *sql.DB) string {
+	rows, err := db.QueryContext(ctx, `SELECT id, started_at, outcome, start_url, (SELECT COUNT(*) FROM crawls) FROM crawls ORDER BY id DESC LIMIT ?`, crawlListMax)
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	var lines []string
+	total := 0
+	for rows.Next() {
+		var id int64
+		var started, outcome, start string
+		if rows.Scan(&id, &started, &outcome, &start, &total) != nil {
+			return ""
+		}
+		lines = append(lines, fmt.Sprintf("\n  %d  %s  %s  %s", id, parseTime(started).Format("2006-01-02 15:04"), outcome, cmdline.Safe(start)))
+	}
+	if len(lines) == 0 {
+		return "; it holds no crawl yet"
+	}
+	slices.Reverse(lines)
+	head := "; the crawls it holds:"
+	if total > len(lines) {
+		head = fmt.Sprintf("; the latest %d of its %d crawls:", len(lines), total)
+	}
+	return head + strings.Join(lines, "")
 }
 
 // loadCrawls reads every crawls row, oldest first.
@@ -463,7 +502,7 @@ type summary struct {
 	Pages        int         `json:"pages"`
 	Fetched      int         `json:"fetched"`
 	Blocked      int         `json:"blocked"`
-	Errors       int         `json:"errors"` // answered >= 400 or not at all
+	Errors       int         `json:"errors"` // answered 4xx/5xx or not at all itself (a redirect is 3xx, as in Status)
 	Status       []count     `json:"status_classes"`
 	Depth        []count     `json:"depth"`
 	Response     []count     `json:"response_time"`
@@ -500,9 +539,6 @@ func (d *reportData) summarize() summary {
 			s.Blocked++
 		} else {
 			s.Fetched++
-			if p.Status == 0 || p.Status >= 400 {
-				s.Errors++
-			}
 			s.Attempts += p.Attempts
 			s.Retries += max(0, p.Attempts-1-len(p.Redirects))
 		}
@@ -511,6 +547,11 @@ func (d *reportData) summarize() summary {
 			extraClasses = append(extraClasses, cl)
 		}
 		status[cl]++
+		if cl == "4xx" || cl == "5xx" || cl == classNoResponse {
+			// The card counts what the status chart counts: each URL's own answer, so a redirect to a
+			// 404 is a 3xx here (the 404 is its target's, counted under that URL when it was crawled).
+			s.Errors++
+		}
 		depth[p.Depth]++
 		maxDepth = max(maxDepth, p.Depth)
 		index[indexability(p)]++

@@ -69,6 +69,9 @@ func runResume(ctx context.Context, cfg *config, stdout, stderr io.Writer, e env
 	st, err := openStore(ctx, cfg.DB)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
+		if errors.Is(err, errNotAudit) {
+			return exitUsage
+		}
 		return exitFailure
 	}
 	defer st.close()
@@ -241,6 +244,16 @@ func (c *crawler) resumeCrawl(ctx context.Context) error {
 		if r := llmsRecordOf(p); r != nil {
 			c.llmsPage = r
 		}
+	}
+	c.mu.Unlock()
+
+	owners, err := st.loadLinkOwners(ctx)
+	if err != nil {
+		return fmt.Errorf("resume crawl %d: %w", id, err)
+	}
+	c.mu.Lock()
+	for _, o := range owners {
+		c.linksOf[o] = true
 	}
 	c.mu.Unlock()
 

@@ -86,7 +86,9 @@ func (s *robotsStore) Save(ctx context.Context, e robots.Entry) error {
 	_, err := s.st.db.ExecContext(ctx, `INSERT OR REPLACE INTO robots_cache (crawl_id, authority, url, status, body, fetched_at, expires_at, error)
 		VALUES (?,?,?,?,?,?,?,?)`, s.st.crawlID, e.Authority, e.URL, e.Status, e.Body, fmtTime(e.FetchedAt), fmtTime(e.ExpiresAt), nullStr(e.Err))
 	if err != nil {
-		return fmt.Errorf("save robots.txt copy of %s: %w", e.Authority, err)
+		err = fmt.Errorf("save robots.txt copy of %s: %w", e.Authority, err)
+		s.st.setErr(err) // every write error stops the crawl
+		return err
 	}
 	return nil
 }
@@ -138,7 +140,9 @@ func (c *sitemapCache) Get(ctx context.Context, rawURL string) (*fetch.Result, e
 	}
 	if _, err := c.st.db.ExecContext(ctx, `INSERT OR REPLACE INTO sitemap_fetches (crawl_id, url, final_url, status, truncated, body, error)
 		VALUES (?,?,?,?,?,?,?)`, c.st.crawlID, rawURL, nullStr(fin), status, trunc, body, msg); err != nil {
-		return nil, fmt.Errorf("save sitemap %s: %w", rawURL, err)
+		err = fmt.Errorf("save sitemap %s: %w", rawURL, err)
+		c.st.setErr(err) // every write error stops the crawl
+		return nil, err
 	}
 	return res, ferr
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -205,20 +206,89 @@ type store struct {
 	insLink *sql.Stmt
 	// the frontier's queue (queue.go)
 	insQueue, ackQueue *sql.Stmt
-	ops                chan func(*sql.Tx) error
+	ops                chan writeOp
 	wg                 sync.WaitGroup
 	mu                 sync.Mutex
-	err                error // first write error
+	err                error         // first write error
+	failed             chan struct{} // closed at the first write error: the crawl stops there
 	closing            sync.Once
 	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
 	// kept current for a resume).
 	onCommit func(*sql.Tx) error
-	after    []func() // afterCommit's functions of the batch being written; the writer's own
+	// path is the file, for the messages of write errors.
+	path string
 }
 
 const batchMax = 1000
 
+// ApplicationID marks a SQLite file as a Crawl Cove audit database (PRAGMA application_id, the 32-bit
+// number at offset 68 of the file's header): "CCov" in ASCII. The monitor marks its own files with
+// another number, so that neither program ever alters the other's database.
+const ApplicationID = 0x43436F76
+
+// auditTables are the tables by which an audit database made before the mark existed is recognised.
+var auditTables = []string{"crawls", "pages", "links", "findings"}
+
+// errNotAudit is a file that is not an audit database: another program's, or an unknown one.
+var errNotAudit = errors.New("not an audit database")
+
+// checkFile makes sure path is an audit database, or none yet, before anything is written to it. It
+// reads the file's mark: ours is fine; another number is another program's file, refused; none (0) is a
+// new file when it holds no table, an audit database of an earlier version when it has the audit's
+// tables (openStore marks it), and refused otherwise. It opens the file read-only, so a refused
+// file is left exactly as it was (not even switched to WAL).
+func checkFile(ctx context.Context, path string) error {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil // nothing there yet (or an error openStore reports in the system's words)
+	}
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	var id int64
+	if err := db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id); err != nil {
+		return fmt.Errorf("%w: %s cannot be read as SQLite (%v)", errNotAudit, path, err)
+	}
+	switch id = int64(uint32(id)); id {
+	case ApplicationID:
+		return nil
+	case 0:
+	default:
+		return fmt.Errorf("%w: %s belongs to another program (SQLite application_id 0x%08X; Crawl Cove's is 0x%08X): it is left untouched",
+			errNotAudit, path, id, ApplicationID)
+	}
+	tables := map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return fmt.Errorf("%w: %s cannot be read as SQLite (%v)", errNotAudit, path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		tables[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	for _, t := range auditTables {
+		if !tables[t] {
+			return fmt.Errorf("%w: %s holds other tables (no %q table) and no Crawl Cove mark: it is left untouched", errNotAudit, path, t)
+		}
+	}
+	return nil // an audit database of an earlier version: marked when opened
+}
+
 func openStore(ctx context.Context, path string) (*store, error) {
+	if err := checkFile(ctx, path); err != nil {
+		return nil, err
+	}
 	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -226,11 +296,13 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	}
 	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
 	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, schema+renderSchema+resumeSchema); err != nil {
+	// The mark and the tables in one transaction: a crash in the middle leaves no half-made, unmarked file
+	// that the next run would have to refuse.
+	if _, err := db.ExecContext(ctx, "BEGIN IMMEDIATE;\n"+fmt.Sprintf("PRAGMA application_id = %d;\n", ApplicationID)+schema+renderSchema+resumeSchema+"COMMIT;"); err != nil {
 		db.Close()
 		return nil, openError(path, err)
 	}
-	return &store{db: db}, nil
+	return &store{db: db, path: path, failed: make(chan struct{})}, nil
 }
 
 // openError says why the database file could not be opened in the operating system's words ("permission
@@ -307,16 +379,28 @@ func (s *store) startWriter(ctx context.Context) (err error) {
 	if s.ackQueue, err = s.db.PrepareContext(ctx, ackQueue); err != nil {
 		return err
 	}
-	s.ops = make(chan func(*sql.Tx) error, 4096)
+	s.ops = make(chan writeOp, 4096)
 	s.wg.Add(1)
 	go s.writer()
 	return nil
 }
 
+// writeOp is one entry of the writer's stream: rows to write, or a function to run once everything
+// before it is committed (or has failed to be).
+type writeOp struct {
+	write func(*sql.Tx) error
+	after func()
+}
+
+// writer commits whatever has queued up in one transaction, in the order it was queued. At the first
+// failed transaction (a full disk, an I/O error) it writes nothing more: a later batch committed after a
+// failed one would leave a hole in the middle of the crawl (its start page missing, its links missing),
+// where a crash only ever loses a suffix. The functions waiting for a commit still run, so nothing
+// waiting on the writer hangs; the crawl sees the failure through failed and stops.
 func (s *store) writer() {
 	defer s.wg.Done()
 	for op := range s.ops {
-		batch := []func(*sql.Tx) error{op}
+		batch := []writeOp{op}
 	drain:
 		for len(batch) < batchMax {
 			select {
@@ -329,32 +413,33 @@ func (s *store) writer() {
 				break drain
 			}
 		}
-		if err := s.commit(batch); err != nil {
-			s.setErr(err)
+		if s.Err() == nil {
+			if err := s.commit(batch); err != nil {
+				s.setErr(err)
+			}
 		}
-		for _, f := range s.after {
-			f()
+		for _, op := range batch {
+			if op.after != nil {
+				op.after()
+			}
 		}
-		s.after = s.after[:0]
 	}
 }
 
 // afterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
-func (s *store) afterCommit(fn func()) {
-	s.enqueue(func(*sql.Tx) error {
-		s.after = append(s.after, fn)
-		return nil
-	})
-}
+func (s *store) afterCommit(fn func()) { s.ops <- writeOp{after: fn} }
 
-func (s *store) commit(batch []func(*sql.Tx) error) error {
+func (s *store) commit(batch []writeOp) error {
 	// A background context on purpose: rows of a cancelled (Ctrl-C) crawl must still reach the file.
 	tx, err := s.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return err
 	}
 	for _, op := range batch {
-		if err := op(tx); err != nil {
+		if op.write == nil {
+			continue
+		}
+		if err := op.write(tx); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -373,8 +458,12 @@ func (s *store) setErr(err error) {
 	defer s.mu.Unlock()
 	if s.err == nil {
 		s.err = err
+		close(s.failed)
 	}
 }
+
+// Failed is closed at the first write error.
+func (s *store) Failed() <-chan struct{} { return s.failed }
 
 // Err reports the first write error, if any.
 func (s *store) Err() error {
@@ -383,7 +472,7 @@ func (s *store) Err() error {
 	return s.err
 }
 
-func (s *store) enqueue(op func(*sql.Tx) error) { s.ops <- op }
+func (s *store) enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
 
 // flush stops the writer after everything queued so far is committed. Later writes are synchronous.
 func (s *store) flush() error {
@@ -568,6 +657,24 @@ func (s *store) loadLinks(ctx context.Context) ([]linkRecord, error) {
 		}
 		l.External, l.Nofollow = ext == 1, nf == 1
 		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// loadLinkOwners reads the pages whose links are recorded (links.from_url, distinct).
+func (s *store) loadLinkOwners(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT from_url FROM links WHERE crawl_id = ?`, s.crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
 	}
 	return out, rows.Err()
 }

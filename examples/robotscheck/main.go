@@ -71,7 +71,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	if len(agentFlags) == 0 || fs.NArg() == 0 {
+	// Say what is missing before the usage, so the line a person reads
+	// first names the mistake.
+	switch {
+	case len(agentFlags) == 0:
+		fmt.Fprintln(stderr, "robotscheck: -agent is required: the crawler's product token or User-Agent (-agent CrawlCove-Crawler)")
+		fs.Usage()
+		return exitError
+	case fs.NArg() == 0:
+		fmt.Fprintln(stderr, "robotscheck: at least one URL is required")
 		fs.Usage()
 		return exitError
 	}

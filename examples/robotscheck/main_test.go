@@ -79,6 +79,22 @@ func TestSeveralAgentsFirstNamedDecides(t *testing.T) {
 	assert.Contains(t, out, "[token Googlebot]")
 }
 
+// TestMissingAgentSaysItIsRequired: without -agent the first line says so
+// (the issue: the usage alone left a person guessing), with or without URLs.
+func TestMissingAgentSaysItIsRequired(t *testing.T) {
+	for _, args := range [][]string{{}, {"https://e.com/"}, {"-robots", "robots.txt", "/x"}} {
+		code, stdout, stderr := runCmd(args...)
+		assert.Equal(t, 2, code, args)
+		assert.Empty(t, stdout, args)
+		first, _, _ := strings.Cut(stderr, "\n")
+		assert.Equal(t, "robotscheck: -agent is required: the crawler's product token or User-Agent (-agent CrawlCove-Crawler)", first, args)
+		assert.Contains(t, stderr, "usage: robotscheck -agent TOKEN", args)
+	}
+	code, _, stderr := runCmd("-agent", "bot")
+	assert.Equal(t, 2, code)
+	assert.True(t, strings.HasPrefix(stderr, "robotscheck: at least one URL is required\n"), stderr)
+}
+
 func TestUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{},

@@ -71,15 +71,22 @@
 // # URLs
 //
 // Links resolve against the first <base href> (even for links before it)
-// or the page URL, as the WHATWG URL parser resolves http(s) URLs: leading
-// and trailing spaces and controls and every tab and newline are removed;
-// '\' reads as '/' before the query; "https:/path" and "https:path" are
-// relative to a base of the same scheme and "https:/host" (any number of
-// slashes) names a host otherwise. The fragment is dropped. Fragment-only
+// or the page URL by the WHATWG URL standard (github.com/nlnwa/whatwg-url),
+// so a link's URL is the one a browser would request, spelt as the browser
+// spells it: leading and trailing spaces and controls and every tab and
+// newline are removed; '\' reads as '/' before the query; "https:/path"
+// and "https:path" are relative to a base of the same scheme and
+// "https:/host" (any number of slashes) names a host otherwise; the host is
+// lower-cased (IDNA, IPv4 numbers in dotted decimal) and a default port
+// dropped; "..//a" on /d/page.html is //a, its empty segment kept (net/url's
+// ResolveReference makes it /a, golang/go#80282); a space or non-ASCII
+// letter is escaped but '(' ')' and, in a path, "'" are not (net/url
+// re-escapes them as %28 %29 %27). The fragment is dropped. Fragment-only
 // links ("#top"), mailto:, javascript:, tel:, data: and other schemes are
 // left out; URLs net/url cannot parse (a '%' not followed by two hex
-// digits, which a browser keeps as written) are left out and counted in
-// InvalidLinks.
+// digits, which a browser keeps as written; a host no DNS name can have)
+// are left out and counted in InvalidLinks. The query is escaped as UTF-8
+// whatever the page's encoding (a browser would use the page's).
 //
 // # What a browser does differently
 //

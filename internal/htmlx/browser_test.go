@@ -159,6 +159,16 @@ func runChromium(t *testing.T, docs []string) []domFields {
 	// </script> inside the JSON would end the script element early.
 	dj = bytes.ReplaceAll(dj, []byte("</"), []byte(`<\/`))
 	page := strings.NewReplacer("DOCS", string(dj), "BLOCKS", string(bj)).Replace(browserHarness)
+	var fields []domFields
+	require.NoError(t, json.Unmarshal(dumpResult(t, bin, page), &fields))
+	require.Len(t, fields, len(docs))
+	return fields
+}
+
+// dumpResult loads page in Chromium and returns what its script left,
+// base64-encoded, in <pre id=out>.
+func dumpResult(t *testing.T, bin, page string) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "harness.html")
 	require.NoError(t, os.WriteFile(file, []byte(page), 0o600))
@@ -172,10 +182,43 @@ func runChromium(t *testing.T, docs []string) []domFields {
 	require.NotNil(t, m, "no result in the dumped DOM:\n%.2000s", out)
 	raw, err := base64.StdEncoding.DecodeString(string(m[1]))
 	require.NoError(t, err)
-	var fields []domFields
-	require.NoError(t, json.Unmarshal(raw, &fields))
-	require.Len(t, fields, len(docs))
-	return fields
+	return raw
+}
+
+// resolveHarness resolves each [page, href] pair with the browser's URL
+// parser, as an <a href> on that page would be, without the fragment ("" for a
+// failure).
+const resolveHarness = `<!doctype html><meta charset=utf-8><pre id=out></pre><script id=cases type=application/json>CASES</script><script>
+const res = [];
+for (const [page, href] of JSON.parse(document.getElementById("cases").textContent)) {
+  try { const u = new URL(href, page); u.hash = ""; res.push(u.href); } catch (e) { res.push(""); }
+}
+document.getElementById("out").textContent = btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(res))));
+</script>`
+
+// TestResolveAgreesWithChromium checks resolveCases, and so the links the
+// resolver produces, against the URL Chromium builds for the same href.
+func TestResolveAgreesWithChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin := testbrowser.Path(t)
+	pairs := make([][2]string, len(resolveCases))
+	for i, tc := range resolveCases {
+		pairs[i] = [2]string{tc.page, tc.href}
+	}
+	cj, _ := json.Marshal(pairs)
+	cj = bytes.ReplaceAll(cj, []byte("</"), []byte(`<\/`))
+	var got []string
+	require.NoError(t, json.Unmarshal(dumpResult(t, bin, strings.Replace(resolveHarness, "CASES", string(cj), 1)), &got))
+	require.Len(t, got, len(resolveCases))
+	for i, tc := range resolveCases {
+		assert.Equal(t, got[i], tc.want, "Chromium resolves %q on %s", tc.href, tc.page)
+		page, err := url.Parse(tc.page)
+		require.NoError(t, err)
+		u, _ := newResolver(baseURL(page, "")).resolve(tc.href)
+		assert.Equal(t, got[i], u, "resolver on %q on %s", tc.href, tc.page)
+	}
 }
 
 // TestAgreesWithChromium compares the extraction of browserDocs with

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	whatwg "github.com/nlnwa/whatwg-url/url"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -830,7 +831,7 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 
 	base := baseURL(pageURL, p.base)
 	if base != nil {
-		pg.Base = base.String()
+		pg.Base = base.Href(true)
 	}
 	res := newResolver(base)
 	if p.canonical != "" {
@@ -891,7 +892,7 @@ func linkText(rl *rawLink, arena []byte, max int) string {
 // (menus and cards repeat the same hrefs) and taking a short cut for plain
 // root-relative paths, the most common kind.
 type resolver struct {
-	base   *url.URL
+	base   *whatwg.Url
 	prefix string // scheme://authority of base, for the short cut
 	seen   map[string]resolved
 }
@@ -901,12 +902,16 @@ type resolved struct {
 	r   resolution
 }
 
-func newResolver(base *url.URL) *resolver {
+func newResolver(base *whatwg.Url) *resolver {
 	r := &resolver{base: base, seen: map[string]resolved{}}
-	if base != nil {
-		b := *base
-		b.Path, b.RawPath, b.RawQuery, b.ForceQuery, b.Fragment, b.RawFragment = "", "", "", false, "", ""
-		r.prefix = b.String()
+	if base != nil && httpURL(base) {
+		// An http(s) URL has a host and a path starting with '/'.
+		href := base.Href(true)
+		if rest, ok := strings.CutPrefix(href, base.Protocol()+"//"); ok {
+			if j := strings.IndexByte(rest, '/'); j >= 0 {
+				r.prefix = href[:len(href)-len(rest)+j]
+			}
+		}
 	}
 	return r
 }
@@ -919,9 +924,7 @@ func (r *resolver) self(raw string) string {
 		if r.base == nil {
 			return ""
 		}
-		b := *r.base
-		b.Fragment, b.RawFragment = "", ""
-		return b.String()
+		return r.base.Href(true)
 	}
 	u, res := r.resolve(raw)
 	if res != kept {
@@ -946,43 +949,78 @@ func (r *resolver) resolve(raw string) (string, resolution) {
 	return v.url, v.r
 }
 
-// fast resolves "/path?query#frag" when the path has only unreserved
-// characters and no dot segments, where url.ResolveReference would return
-// exactly prefix + path + query; anything else takes the full route.
+// fast resolves, without the parser, the two most common kinds of link
+// where the WHATWG parser returns them as written (less the fragment): a
+// root-relative "/path?query#frag", which becomes prefix + "/path?query",
+// and an absolute "http(s)://host/path?query#frag" whose host is lower-case
+// ASCII letters, digits, '-' and '.', without a port, ending in a label that
+// starts with a letter (never an IPv4 number) and holding no punycode; in
+// both, the path has only unreserved characters and no dot segments, and
+// the query only printable ASCII a browser sends as written. Anything else
+// takes the full route.
 func (r *resolver) fast(raw string) (string, bool) {
-	if r.prefix == "" || len(raw) < 1 || raw[0] != '/' || len(raw) > 1 && raw[1] == '/' {
-		return "", false
+	switch {
+	case len(raw) > 0 && raw[0] == '/':
+		if r.prefix == "" || len(raw) > 1 && raw[1] == '/' {
+			return "", false
+		}
+		end, ok := plainPathQuery(raw)
+		if !ok {
+			return "", false
+		}
+		return r.prefix + raw[:end], true
+	case strings.HasPrefix(raw, "https://"), strings.HasPrefix(raw, "http://"):
+		i := strings.Index(raw, "://") + 3
+		j := i
+		label := i // start of the host's last label
+		for ; j < len(raw) && raw[j] != '/'; j++ {
+			c := raw[j]
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-':
+			case c == '.' && j > i && raw[j-1] != '.':
+				label = j + 1
+			default:
+				return "", false // a port, userinfo, upper case, a query right after the host...
+			}
+		}
+		if j == len(raw) || label >= j || raw[label] < 'a' || raw[label] > 'z' || strings.Contains(raw[i:j], "xn--") {
+			return "", false
+		}
+		end, ok := plainPathQuery(raw[j:])
+		if !ok {
+			return "", false
+		}
+		return raw[:j+end], true
 	}
-	end := len(raw)
+	return "", false
+}
+
+// plainPathQuery reports whether p, a "/path?query#frag", is spelt as the
+// WHATWG parser would spell it (see fast), and where its fragment starts.
+func plainPathQuery(p string) (end int, ok bool) {
 	q := -1
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
+	for i := 0; i < len(p); i++ {
+		c := p[i]
 		switch {
 		case c == '#':
-			end = i
+			return i, true
 		case c == '?' && q < 0:
 			q = i
 		case q >= 0:
-			if c <= ' ' || c >= 0x7f {
-				return "", false
+			if c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' {
+				return 0, false
 			}
-			continue
 		case c == '/' || c == '-' || c == '_' || c == '~' ||
 			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
-			continue
 		case c == '.':
-			if raw[i-1] == '/' { // a dot segment, or a name starting with a dot: let url decide
-				return "", false
+			if p[i-1] == '/' { // a dot segment, or a name starting with a dot: let the parser decide
+				return 0, false
 			}
-			continue
 		default:
-			return "", false
-		}
-		if end < len(raw) {
-			return r.prefix + raw[:end], true
+			return 0, false
 		}
 	}
-	return r.prefix + raw, true
+	return len(p), true
 }
 
 func nofollow(rel string) bool {
@@ -995,25 +1033,57 @@ func nofollow(rel string) bool {
 	return false
 }
 
+// urlParser parses and resolves URLs by the WHATWG URL standard, as a
+// browser does, so that a link's URL is the one a browser would request:
+// net/url's ResolveReference differs in the details ("..//a" loses its
+// empty segment, golang/go#80282; '\' is not '/'; "https:/path" and
+// "https:path" are not relative; re-encoding a URL it had to escape turns
+// '(' into "%28").
+var urlParser = whatwg.NewParser()
+
+// parseURL parses s as a browser does, against base when base is not nil.
+func parseURL(s string, base *whatwg.Url) (*whatwg.Url, error) {
+	if base == nil {
+		return urlParser.Parse(s)
+	}
+	return urlParser.BasicParser(s, base, nil, whatwg.NoState)
+}
+
 // baseURL is the URL relative links resolve against: <base href> resolved
-// against the page URL when it yields http(s), else the page URL.
-func baseURL(pageURL *url.URL, baseHref string) *url.URL {
+// against the page URL when it yields http(s), else the page URL (nil when
+// that is not an absolute URL).
+func baseURL(pageURL *url.URL, baseHref string) *whatwg.Url {
+	var page *whatwg.Url
+	if pageURL != nil && pageURL.IsAbs() {
+		page, _ = urlParser.Parse(pageURL.String())
+	}
 	if baseHref != "" {
 		s, _, _ := strings.Cut(cleanURL(baseHref), "#")
-		if b, err := url.Parse(special(s, pageURL)); err == nil {
-			if pageURL != nil {
-				b = pageURL.ResolveReference(b)
-			}
-			if (b.Scheme == "http" || b.Scheme == "https") && b.Host != "" && b.Opaque == "" {
-				b.Fragment, b.RawFragment = "", ""
-				return b
-			}
+		if b, err := parseURL(s, page); err == nil && httpURL(b) {
+			return b
 		}
 	}
-	if pageURL == nil || !pageURL.IsAbs() {
-		return nil
+	return page
+}
+
+// httpURL reports an http(s) URL whose host is a DNS name or an IP
+// address. (The WHATWG parser allows more in a host, '!' or '{' say, which
+// no DNS name holds and which net/url and the frontier refuse.)
+func httpURL(u *whatwg.Url) bool {
+	if s := u.Scheme(); s != "http" && s != "https" {
+		return false
 	}
-	return pageURL
+	h := u.Hostname()
+	if h == "" || h[0] == '[' {
+		return h != ""
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 type resolution int
@@ -1024,105 +1094,47 @@ const (
 	invalid            // unparsable, or relative with nothing to resolve against
 )
 
-// resolve makes raw absolute against base (which may be nil) and drops the
-// fragment.
-func resolve(base *url.URL, raw string) (string, resolution) {
+// resolve makes raw absolute against base (which may be nil) as a browser
+// does, and drops the fragment.
+func resolve(base *whatwg.Url, raw string) (string, resolution) {
 	s := cleanURL(raw)
 	if s == "" || s[0] == '#' {
 		return "", skipped
 	}
-	// The fragment is dropped anyway; cutting it first keeps a malformed
-	// fragment ("/#%") from costing the link.
+	// The fragment is dropped anyway; cutting it first saves encoding it.
 	s, _, _ = strings.Cut(s, "#")
-	s = special(s, base)
-	u, err := url.Parse(s)
+	u, err := parseURL(s, base)
 	if err != nil {
-		if i := strings.IndexByte(s, ':'); i > 0 && validScheme(strings.ToLower(s[:i])) &&
-			!strings.EqualFold(s[:i], "http") && !strings.EqualFold(s[:i], "https") {
-			return "", skipped // e.g. a javascript: URL url.Parse rejects
-		}
 		return "", invalid
 	}
-	if u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+	if sc := u.Scheme(); sc != "http" && sc != "https" {
 		return "", skipped
 	}
-	if base != nil {
-		u = base.ResolveReference(u)
-	}
-	if u.Scheme == "" || u.Host == "" || u.Opaque != "" {
+	if !httpURL(u) {
 		return "", invalid
 	}
-	u.Fragment, u.RawFragment = "", ""
-	return u.String(), kept
+	href := u.Href(true)
+	if before, _, _ := strings.Cut(href, "?"); badEscape(before) {
+		return "", invalid
+	}
+	return href, kept
 }
 
-// special rewrites the fragment-free reference s so that net/url reads it
-// as the WHATWG URL parser reads an http(s) URL against base: '\' is '/'
-// before the query; "https:/path" and "https:path" are relative references
-// when the base has the same scheme, and otherwise any number of slashes
-// may precede the host ("https:/host", "https:///host"); a relative
-// "///host" is "//host".
-func special(s string, base *url.URL) string {
-	scheme, rest, ok := splitScheme(s)
-	if !ok {
-		s = backslashes(s)
-		if len(s) > 2 && s[0] == '/' && s[1] == '/' && s[2] == '/' {
-			s = "//" + strings.TrimLeft(s, "/")
+// badEscape reports a '%' that does not start an escape. A browser sends
+// it as written ("/100%", "/%zz"), but net/url, and so any Go client,
+// refuses such a URL (in the path; a query it takes as it is).
+func badEscape(s string) bool {
+	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			return true
 		}
-		return s
+		s = s[i+3:]
 	}
-	var lower string
-	switch {
-	case strings.EqualFold(scheme, "http"):
-		lower = "http"
-	case strings.EqualFold(scheme, "https"):
-		lower = "https"
-	default:
-		return s // not a special scheme: left as written (and left out later)
-	}
-	fixed := backslashes(rest)
-	switch {
-	case base != nil && base.Scheme == lower && !strings.HasPrefix(fixed, "//"):
-		return fixed
-	case strings.HasPrefix(fixed, "//") && !strings.HasPrefix(fixed, "///"):
-		if len(fixed) == len(rest) && fixed == rest {
-			return s // the common case: "https://host/..." as it should be
-		}
-		return s[:len(scheme)+1] + fixed
-	}
-	return lower + "://" + strings.TrimLeft(fixed, "/")
+	return false
 }
 
-// splitScheme splits "scheme:rest" when s starts with a URL scheme.
-func splitScheme(s string) (scheme, rest string, ok bool) {
-	i := strings.IndexByte(s, ':')
-	if i <= 0 || !validScheme(strings.ToLower(s[:i])) {
-		return "", s, false
-	}
-	return s[:i], s[i+1:], true
-}
-
-// backslashes reads '\' as '/' before the query, as browsers do in http(s) URLs.
-func backslashes(s string) string {
-	end := strings.IndexByte(s, '?')
-	if end < 0 {
-		end = len(s)
-	}
-	if strings.IndexByte(s[:end], '\\') < 0 {
-		return s
-	}
-	return strings.ReplaceAll(s[:end], "\\", "/") + s[end:]
-}
-
-func validScheme(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
-			continue
-		}
-		return false
-	}
-	return true
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // cleanURL strips what browsers strip from URL attributes: leading and

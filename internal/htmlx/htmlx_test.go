@@ -68,7 +68,7 @@ func TestSEOFields(t *testing.T) {
 <LINK REL=Canonical HREF=http://Shop.Example/fish#top>
 </HEAD><BODY><H1>Caf&eacute; &nbsp;menu</H1>Fish&nbsp;&amp;&nbsp;chips</BODY></HTML>`,
 			want: Page{Title: "Fish & Chips <3", TitleCount: 1, MetaDescription: "Cheap eats", DescriptionCount: 1,
-				Canonical: "http://Shop.Example/fish", CanonicalCount: 1, MetaRobots: "NOINDEX,NOFOLLOW",
+				Canonical: "http://shop.example/fish", CanonicalCount: 1, MetaRobots: "NOINDEX,NOFOLLOW",
 				H1: []string{"Café menu"}, WordCount: 5, TextHash: sum("Café menu Fish & chips")},
 		},
 		{

@@ -14,15 +14,25 @@
 //     IPv6 literals are rewritten in their canonical RFC 5952 form.
 //  5. The port is dropped when it is the scheme's default (80, 443) or
 //     empty; leading zeros are removed; ports over 65535 are rejected.
-//  6. In the user info, path and query, percent-encoding is normalized:
-//     hex digits are upper-cased, escapes of unreserved characters
-//     (A-Z a-z 0-9 - . _ ~) are decoded, a '%' that does not start a valid
-//     escape becomes "%25", and bytes that may not appear literally (controls,
-//     space, '"', '<', '>', '`', '{', '}', DEL, non-ASCII; in the path and
-//     user info also '\', '^', '|') are escaped.
-//     Nothing else is decoded or encoded: "%2F" stays "%2F", '+' stays '+'.
+//  6. In the user info, path and query, percent-encoding is normalized to
+//     one spelling per octet: hex digits are upper-cased, escapes of
+//     unreserved characters (A-Z a-z 0-9 - . _ ~) are decoded, and so are, in
+//     the path and query, those of the reserved characters that delimit
+//     nothing there (! $ ' ( ) * , : @ [ ]: "%28" becomes '(', undoing
+//     net/url's re-encoding of a URL it had to escape, and matching what a
+//     browser requests); a '%' that does not start a valid escape becomes
+//     "%25", and bytes that may not appear literally (controls, space, '"',
+//     '<', '>', '`', '{', '}', DEL, non-ASCII; in the path and user info
+//     also '\', '^', '|') are escaped. The escapes of the delimiters / ? # %
+//     & = + ; are kept, since they name something else: "%2F" stays "%2F",
+//     '+' stays '+'. The result is what net/url sends unchanged (its
+//     EscapedPath is the path as written), and the spelling the robots
+//     package compares rules in.
 //  7. Dot segments ("." and "..") are removed from the path (RFC 3986 §5.2.4),
-//     after rule 6 so that "%2E%2E" counts as "..".
+//     after rule 6 so that "%2E%2E" counts as "..". Empty segments are
+//     kept: "/a/..//b" is "//b", as RFC 3986 and browsers have it (net/url's
+//     ResolveReference makes it "/b", golang/go#80282), and "//b" is what a
+//     browser requests, a different resource from "/b" on many servers.
 //  8. An empty path becomes "/".
 //  9. The query is otherwise kept as it is: parameter order matters to
 //     servers, and an empty query ("?") is kept.
@@ -540,10 +550,26 @@ var encodeTable = func() (t [256]uint8) {
 	return t
 }()
 
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// decodeTable marks, per byte class, the octets whose escape is decoded:
+// the unreserved characters everywhere, and in the path and query also the
+// reserved ones that delimit nothing there (! $ ' ( ) * , : @ [ ]), which
+// net/url escapes when it re-encodes a URL (%21 %27 %28 %29 %2A %5B %5D)
+// and browsers leave as written. The escapes of / ? # % & = + ; stay: they
+// name something else than the delimiter.
+var decodeTable = func() (t [256]uint8) {
+	for c := range 256 {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			t[c] = pathEncode | queryEncode | userEncode
+		}
+	}
+	for _, c := range "-._~" {
+		t[c] = pathEncode | queryEncode | userEncode
+	}
+	for _, c := range "!$'()*,:@[]" {
+		t[c] = pathEncode | queryEncode
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
@@ -577,7 +603,7 @@ func normPercent(s string, class uint8) string {
 				break
 			}
 			b := unhex(s[i+1])<<4 | unhex(s[i+2])
-			if isUnreserved(b) || s[i+1] >= 'a' || s[i+2] >= 'a' {
+			if decodeTable[b]&class != 0 || s[i+1] >= 'a' || s[i+2] >= 'a' {
 				break
 			}
 			i += 2
@@ -595,7 +621,7 @@ func normPercent(s string, class uint8) string {
 		case c == '%':
 			if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
 				d := unhex(s[i+1])<<4 | unhex(s[i+2])
-				if isUnreserved(d) {
+				if decodeTable[d]&class != 0 {
 					b.WriteByte(d)
 				} else {
 					b.WriteByte('%')

@@ -61,6 +61,14 @@ func TestNormalizeRules(t *testing.T) {
 		{"query dots kept", "http://example.com/?p=../x", "http://example.com/?p=../x"},
 		{"empty query kept", "http://example.com/?", "http://example.com/?"},
 		{"userinfo kept", "http://user:pa%3ass@Example.com/", "http://user:pa%3Ass@example.com/"},
+		{"sub-delim escapes decoded (issue 18)", "http://example.com/my%20page%20%28draft%29", "http://example.com/my%20page%20(draft)"},
+		{"apostrophe escape decoded", "http://example.com/it%27s%20here?q=it%27s", "http://example.com/it's%20here?q=it's"},
+		{"net/url re-encoding undone", "http://example.com/caf%C3%A9%281%29/a%28b%20c/q/z%28x%29%20y", "http://example.com/caf%C3%A9(1)/a(b%20c/q/z(x)%20y"},
+		{"non-delimiting reserved decoded", "http://example.com/%21%24%27%28%29%2a%2C%3A%40%5B%5D?%21%24%27%28%29%2A%2c%3a%40%5b%5d", "http://example.com/!$'()*,:@[]?!$'()*,:@[]"},
+		{"delimiter escapes kept", "http://example.com/%2F%3F%23%25%26%3D%2B%3B?%2F%3F%23%25%26%3D%2B%3B", "http://example.com/%2F%3F%23%25%26%3D%2B%3B?%2F%3F%23%25%26%3D%2B%3B"},
+		{"empty segment after dot-dot kept", "https://example.com/d/..//a", "https://example.com//a"},
+		{"empty segment after root dot-dot kept", "https://example.com/p/..//q", "https://example.com//q"},
+		{"double slash kept", "https://h.org//b//c", "https://h.org//b//c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -173,6 +181,7 @@ func FuzzNormalize(f *testing.F) {
 		"http://example.com/", "HTTP://Ex.COM:80/a/./b/../c?x=%7e#f", "https://bücher.example/caf%c3%a9",
 		"http://[::FFFF:1.2.3.4]:0443/%2e%2E/", "http://a/%", "http://a/..%2F..", "http://u@h:/?#",
 		"http://a/b c?d e", " https://x.y/\t", "http://a/%%41", "http://%41.com/", "http://a/../..//./x/..",
+		"http://a/my page (draft)", "http://a/café(1)?q=it's", "http://a/it%27s here", "https://example.com/d/..//a",
 	} {
 		f.Add(s)
 	}
@@ -202,6 +211,22 @@ func FuzzNormalize(f *testing.F) {
 		// round trip is only exact without one.
 		if got := NormalizeURL(u).String(); u.User == nil && got != n {
 			t.Fatalf("NormalizeURL(parse(%q)) = %q", n, got)
+		}
+		// What net/url sends for the normalized URL is the URL itself, so
+		// robots.txt is checked against the request line.
+		if u.User == nil && u.String() != n {
+			t.Fatalf("net/url prints %q as %q", n, u.String())
+		}
+		// net/url's re-encoding of the input (%28 for '(' in a URL it had to
+		// escape) normalizes to the same URL, unless it decoded an escaped
+		// delimiter, which names another resource.
+		if g, err := url.Parse(trimControls(s)); err == nil && g.User == nil && g.Opaque == "" {
+			p := strings.ToUpper(g.RawPath)
+			if !strings.Contains(p, "%2F") && !strings.Contains(p, "%26") && !strings.Contains(p, "%3D") && !strings.Contains(p, "%2B") && !strings.Contains(p, "%3B") {
+				if m, err := Normalize(g.String()); err == nil && m != n {
+					t.Fatalf("Normalize(%q) = %q, but of its net/url spelling %q = %q", s, n, g.String(), m)
+				}
+			}
 		}
 	})
 }
