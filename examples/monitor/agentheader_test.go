@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -56,5 +57,5 @@ func TestDefaultUserAgentIsThePublishedOne(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, errOut, `(default "`+published+`")`)
 	assert.Equal(t, "2-UAcomBot", productToken(defaultUserAgent))
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf(defaultUserAgent))
 }

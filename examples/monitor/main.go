@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
@@ -432,8 +433,8 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		c := tool.check(ctx, urls[0])
-		writeCard(stdout, c)
-		if c.refused {
+		card.Write(stdout, c)
+		if c.Refused {
 			// An internal address is the user's input refused: exit 2.
 			return &usageError{c.Error}
 		}

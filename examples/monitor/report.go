@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/robots"
@@ -15,12 +16,6 @@ import (
 
 // productToken is the robots.txt token of the configured user agent.
 func productToken(userAgent string) string { return robots.ProductToken(userAgent) }
-
-// skippedBanner is the message the 2-UAcomBot page promises for a page whose
-// latest check robots.txt prevented.
-func skippedBanner(token string) string {
-	return "Latest check was skipped — robots.txt disallows " + token + " on this path."
-}
 
 // writeReport prints, per page, the fields that changed between consecutive
 // snapshots. Blocked snapshots carry no fields and are skipped, and a page
@@ -120,7 +115,7 @@ func writeStatus(ctx context.Context, st *store.Store, w io.Writer, now time.Tim
 		case snapshot.OutcomeError:
 			outcome = "error: " + p.LastDetail
 		case snapshot.OutcomeBlocked:
-			outcome = skippedBanner(token)
+			outcome = card.Banner(token)
 			if i := strings.Index(p.LastDetail, " (after redirect to "); i >= 0 {
 				// The page redirects into a disallowed path: say so, as
 				// the dashboard does.

@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
@@ -83,8 +84,8 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
 		// checksInFlight 0 is the default: a zero option is the safe one.
 		checkSlots: make(chan struct{}, cmp.Or(m.o.checksInFlight, maxChecksInFlight)),
-		banner:     skippedBanner(m.token),
-		policy:     policyURL(m.o.userAgent),
+		banner:     card.Banner(m.token),
+		policy:     card.PolicyURLOf(m.o.userAgent),
 		errLog:     log.New(errOut, "monitor serve: ", 0),
 		pages:      map[string]*template.Template{},
 	}
@@ -475,7 +476,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 type checkData struct {
 	common
 	URL  string
-	Card *card
+	Card *card.Card
 }
 
 func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
@@ -431,7 +432,7 @@ func TestAPICheck(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s.handler().ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	var c card
+	var c card.Card
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &c))
 	assert.Equal(t, 200, c.Status)
 	assert.Equal(t, "Pricing plans", c.Title)
@@ -439,7 +440,7 @@ func TestAPICheck(t *testing.T) {
 
 	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://shop.test/private/x"}})
 	require.Equal(t, http.StatusOK, r.code)
-	c = card{}
+	c = card.Card{}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
 	assert.True(t, c.Blocked)
 	assert.Equal(t, "https://2-ua.com/support/robots", c.PolicyURL)
@@ -453,9 +454,9 @@ func TestAPICheck(t *testing.T) {
 }
 
 func TestPolicyURLFromUserAgent(t *testing.T) {
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
-	assert.Equal(t, "https://x.example/bot", policyURL("Mozilla/5.0 (compatible; XBot/2.0; +https://x.example/bot)"))
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL("plain/1.0"))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf(defaultUserAgent))
+	assert.Equal(t, "https://x.example/bot", card.PolicyURLOf("Mozilla/5.0 (compatible; XBot/2.0; +https://x.example/bot)"))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf("plain/1.0"))
 }
 
 // TestOnlyKnownHostNamesAreServed: a DNS-rebinding page (its name now
@@ -539,7 +540,7 @@ func TestFreeToolKeepsABoundedBody(t *testing.T) {
 	s := newTestServer(t, h)
 	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://big.test/"}})
 	require.Equal(t, http.StatusOK, r.code, r.body)
-	var c card
+	var c card.Card
 	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
 	assert.Greater(t, c.WordCount, 1000)
 	assert.LessOrEqual(t, c.WordCount, freeToolMaxBody/len("word ")+1, "at most freeToolMaxBody of the body was kept")
