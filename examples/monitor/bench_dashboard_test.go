@@ -76,7 +76,7 @@ func BenchmarkDashboardFirstByte(b *testing.B) {
 	require.NoError(b, err)
 	s, err := newServer(m, io.Discard)
 	require.NoError(b, err)
-	srv := httptest.NewServer(s.handler())
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	client := srv.Client()
 

@@ -15,6 +15,10 @@ import (
 // and returns it from /api/check. Nothing is tracked or stored (except the
 // robots.txt answer, in the robots cache of -db).
 
+// freeToolMaxBody caps the body a free-tool check keeps (the decoded body:
+// a gzip bomb stops here too).
+const freeToolMaxBody = 2 << 20
+
 // freeTool holds the long-lived polite client of the free tool: the
 // process's host gate (one request at a time per host, -gap apart, shared
 // with the scheduler of serve -watch) and the robots cache (persisted in -db

@@ -19,12 +19,13 @@ import (
 
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
+	"github.com/politecrawl/polite/examples/monitor/internal/web"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
 // newTestServer serves h's database through the handlers the real command
 // uses, with h's clock and scripted network.
-func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *server {
+func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *web.Server {
 	t.Helper()
 	st, err := store.Open(context.Background(), h.db, store.CreateIfMissing)
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ type response struct {
 }
 
 // do sends one request to the handler, from remote (ip:port).
-func do(t *testing.T, s *server, method, target string, form url.Values, hdr ...string) response {
+func do(t *testing.T, s *web.Server, method, target string, form url.Values, hdr ...string) response {
 	t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -73,7 +74,7 @@ func do(t *testing.T, s *server, method, target string, form url.Values, hdr ...
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	return response{rec.Code, rec.Header(), rec.Body.String()}
 }
 
@@ -319,15 +320,15 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 func TestRequestBodiesAreCapped(t *testing.T) {
 	h := newHarness(t)
 	s := newTestServer(t, h)
-	big := url.Values{"url": {"https://shop.test/" + strings.Repeat("a", maxFormBytes)}}
+	big := url.Values{"url": {"https://shop.test/" + strings.Repeat("a", web.MaxFormBytes)}}
 	r := do(t, s, "POST", "/track", big)
 	assert.Equal(t, http.StatusBadRequest, r.code)
 	assert.Contains(t, r.body, "too large")
-	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url":"`+strings.Repeat("a", maxFormBytes)+`"}`))
+	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url":"`+strings.Repeat("a", web.MaxFormBytes)+`"}`))
 	req.Host = "127.0.0.1:8080"
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "too large")
 }
@@ -358,18 +359,6 @@ func TestFreeToolIsRateLimitedPerClientIP(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r.code)
 }
 
-func TestRateLimiterRefillsOverTime(t *testing.T) {
-	l := newIPLimiter(10.0/60, 1)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ok, _ := l.allow("a", now)
-	require.True(t, ok)
-	ok, wait := l.allow("a", now)
-	require.False(t, ok)
-	assert.Equal(t, 6*time.Second, wait)
-	ok, _ = l.allow("a", now.Add(6*time.Second))
-	assert.True(t, ok, "a refused request does not use a token")
-}
-
 func TestAPIPagesAndSnapshots(t *testing.T) {
 	h := newHarness(t)
 	demoSites(t, h)
@@ -377,7 +366,7 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	r := do(t, s, "GET", "/api/pages?outcome=blocked", nil)
 	require.Equal(t, http.StatusOK, r.code)
 	assert.Equal(t, "application/json; charset=utf-8", r.header.Get("Content-Type"))
-	var list apiPageList
+	var list web.APIPageList
 	require.NoError(t, json.Unmarshal([]byte(r.body), &list))
 	require.Equal(t, 1, list.Total)
 	p := list.Pages[0]
@@ -394,16 +383,16 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	r = do(t, s, "GET", "/api/pages/"+url.PathEscape("http://shop.test/pricing")+"/snapshots", nil)
 	require.Equal(t, http.StatusOK, r.code, r.body)
 	var snaps struct {
-		URL       string        `json:"url"`
-		Total     int           `json:"total"`
-		Snapshots []apiSnapshot `json:"snapshots"`
+		URL       string            `json:"url"`
+		Total     int               `json:"total"`
+		Snapshots []web.APISnapshot `json:"snapshots"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &snaps))
 	assert.Equal(t, "http://shop.test/pricing", snaps.URL)
 	require.Equal(t, 2, snaps.Total)
 	latest := snaps.Snapshots[0]
 	assert.Equal(t, "Pricing plans", latest.Title)
-	var text *apiChange
+	var text *web.APIChange
 	for i, c := range latest.Changes {
 		if c.Field == "text" {
 			text = &latest.Changes[i]
@@ -411,8 +400,8 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	}
 	require.NotNil(t, text)
 	assert.Equal(t, 5, text.Added)
-	assert.Contains(t, text.Diff, apiDiffSeg{Op: "delete", Text: "ten"})
-	assert.Contains(t, text.Diff, apiDiffSeg{Op: "insert", Text: "twelve"})
+	assert.Contains(t, text.Diff, web.APIDiffSeg{Op: "delete", Text: "ten"})
+	assert.Contains(t, text.Diff, web.APIDiffSeg{Op: "insert", Text: "twelve"})
 	assert.Empty(t, snaps.Snapshots[1].Changes)
 
 	r = do(t, s, "GET", "/api/pages/"+url.PathEscape("http://nope.test/")+"/snapshots", nil)
@@ -430,7 +419,7 @@ func TestAPICheck(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr = "127.0.0.1:1"
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	var c card.Card
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &c))
