@@ -58,6 +58,7 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
@@ -419,9 +420,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		return nil
 	case "report":
-		return writeReport(ctx, st, stdout, now(), o.since)
+		return report.Changes(ctx, st, stdout, now(), o.since)
 	case "status":
-		return writeStatus(ctx, st, stdout, now(), productToken(o.userAgent))
+		return report.Status(ctx, st, stdout, now(), report.ProductToken(o.userAgent))
 	case "check":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
@@ -501,7 +502,7 @@ func (m *monitor) nextDueText(ctx context.Context) string {
 		return "; no pages tracked (add some with: monitor track -db " + m.o.db + " URL)"
 	default:
 		in := next.Sub(m.now()).Round(time.Second)
-		return fmt.Sprintf("; next page due at %s (in %s)", fmtShort(next), fmtDuration(max(in, 0)))
+		return fmt.Sprintf("; next page due at %s (in %s)", report.When(next), fmtDuration(max(in, 0)))
 	}
 }
 

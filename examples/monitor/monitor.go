@@ -15,6 +15,7 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
@@ -390,7 +391,7 @@ func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 			retry = start.Add(robotsRecheck)
 		}
 		t.waitUntil = &retry
-		t.waitDetail = fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), fmtShort(retry))
+		t.waitDetail = fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), report.When(retry))
 		return t, false
 	case robots.Disallowed:
 		t.Blocked, t.RobotsRule = true, v.Decision.String()

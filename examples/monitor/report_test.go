@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
@@ -25,10 +26,10 @@ func seed(t *testing.T, st *store.Store, snaps ...*snapshot.Snapshot) {
 	}
 }
 
-func report(t *testing.T, st *store.Store, now time.Time, since time.Duration) string {
+func reportOf(t *testing.T, st *store.Store, now time.Time, since time.Duration) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, writeReport(context.Background(), st, &buf, now, since))
+	require.NoError(t, report.Changes(context.Background(), st, &buf, now, since))
 	return buf.String()
 }
 
@@ -45,7 +46,7 @@ func TestReportShowsChangedFieldsOldAndNew(t *testing.T) {
 			H1: "Plans", ContentHash: "bb", WordCount: 120, ResponseTime: 5 * time.Millisecond,
 			Hreflang: []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/pricing"}}},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	want := `https://a.example/pricing
   2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
     title: "Pricing" -> "Pricing plans"
@@ -69,7 +70,7 @@ func TestReportOmitsPagesWhileBlocked(t *testing.T) {
 		&snapshot.Snapshot{PageURL: unblocked, TakenAt: t0.Add(6 * time.Hour), Blocked: true},
 		&snapshot.Snapshot{PageURL: unblocked, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Two"},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	assert.NotContains(t, got, blocked)
 	assert.Contains(t, got, unblocked+"\n  2026-11-29 12:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"One\" -> \"Two\"\n")
 	assert.NotContains(t, got, "status")
@@ -83,11 +84,11 @@ func TestReportSince(t *testing.T) {
 		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "B"},
 		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 404},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 2*time.Hour)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 2*time.Hour)
 	assert.NotContains(t, got, `"A" -> "B"`)
 	assert.Contains(t, got, "    status: \"200\" -> \"404\"\n    title: \"B\" -> \"\"\n")
 
-	assert.Equal(t, "no changes\n", report(t, st, t0.Add(30*time.Hour), time.Hour))
+	assert.Equal(t, "no changes\n", reportOf(t, st, t0.Add(30*time.Hour), time.Hour))
 }
 
 func TestReportEscapesHostileValues(t *testing.T) {
@@ -97,7 +98,7 @@ func TestReportEscapesHostileValues(t *testing.T) {
 		&snapshot.Snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "plain"},
 		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "\x1b[2Jgotcha\n" + strings.Repeat("x", 1000)},
 	)
-	got := report(t, st, t0.Add(7*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(7*time.Hour), 0)
 	assert.NotContains(t, got, "\x1b")
 	assert.Contains(t, got, `\x1b[2Jgotcha\n`)
 	assert.Less(t, len(got), 600)
@@ -159,7 +160,7 @@ func TestReportOnlyBlockedChangesSaysNoChanges(t *testing.T) {
 		&snapshot.Snapshot{PageURL: b, TakenAt: t0.Add(12 * time.Hour), Blocked: true},
 		&snapshot.Snapshot{PageURL: c, TakenAt: t0, Blocked: true},
 	)
-	assert.Equal(t, "no changes\n", report(t, st, t0.Add(13*time.Hour), 0))
+	assert.Equal(t, "no changes\n", reportOf(t, st, t0.Add(13*time.Hour), 0))
 
 	// The page after a held-back one is still reported, under its own URL.
 	seed(t, st,
@@ -167,5 +168,5 @@ func TestReportOnlyBlockedChangesSaysNoChanges(t *testing.T) {
 		&snapshot.Snapshot{PageURL: c, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "C2"},
 	)
 	assert.Equal(t, c+"\n  2026-11-29 18:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"C1\" -> \"C2\"\n",
-		report(t, st, t0.Add(13*time.Hour), 0))
+		reportOf(t, st, t0.Add(13*time.Hour), 0))
 }

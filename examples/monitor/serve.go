@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/web"
 )
 
@@ -102,7 +103,7 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		CanonicalURL:   canonicalURL,
 		ValidInterval:  validInterval,
 		MinInterval:    minInterval,
-		When:           fmtShort,
+		When:           report.When,
 		Duration:       fmtDuration,
 		UserAgent:      m.o.userAgent,
 		Token:          m.token,

@@ -1,4 +1,11 @@
-package main
+// Package report is what the CLI prints from the database: `monitor report`
+// (per page, the fields that changed between consecutive snapshots and the
+// word diff of the text, never a page while robots.txt blocks it) and
+// `monitor status` (one line per page, then the totals).
+//
+// It reads through the store and writes text; it never fetches or writes
+// the database.
+package report
 
 import (
 	"context"
@@ -14,15 +21,15 @@ import (
 	"github.com/politecrawl/polite/robots"
 )
 
-// productToken is the robots.txt token of the configured user agent.
-func productToken(userAgent string) string { return robots.ProductToken(userAgent) }
+// ProductToken is the robots.txt token of the configured user agent.
+func ProductToken(userAgent string) string { return robots.ProductToken(userAgent) }
 
-// writeReport prints, per page, the fields that changed between consecutive
+// Changes prints, per page, the fields that changed between consecutive
 // snapshots. Blocked snapshots carry no fields and are skipped, and a page
 // whose latest snapshot is blocked is not mentioned at all: the 2-UAcomBot
 // page promises that reports do not mention a URL while robots.txt blocks it.
 // since > 0 keeps only changes whose newer snapshot is that recent.
-func writeReport(ctx context.Context, st *store.Store, w io.Writer, now time.Time, since time.Duration) error {
+func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, since time.Duration) error {
 	var cutoff time.Time
 	if since > 0 {
 		cutoff = now.Add(-since)
@@ -56,7 +63,7 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, now time.Tim
 		}
 		if prev != nil && !cur.TakenAt.Before(cutoff) {
 			if changes := snapshot.Diff(prev, cur); len(changes) > 0 {
-				fmt.Fprintf(&pageOut, "  %s -> %s\n", fmtShort(prev.TakenAt), fmtShort(cur.TakenAt))
+				fmt.Fprintf(&pageOut, "  %s -> %s\n", When(prev.TakenAt), When(cur.TakenAt))
 				for _, c := range changes {
 					if c.Text != nil {
 						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", snapshot.Words(c.Text.Added), c.Text.Removed)
@@ -83,12 +90,12 @@ func writeReport(ctx context.Context, st *store.Store, w io.Writer, now time.Tim
 	return nil
 }
 
-// fmtShort prints a time for people: UTC, to the second.
-func fmtShort(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
+// When prints a time for people: UTC, to the second.
+func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
-// writeStatus prints one line per tracked page: last check, next due, and
+// Status prints one line per tracked page: last check, next due, and
 // the outcome of the last check.
-func writeStatus(ctx context.Context, st *store.Store, w io.Writer, now time.Time, token string) error {
+func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, token string) error {
 	pages, err := st.Pages(ctx)
 	if err != nil {
 		return err
@@ -100,9 +107,9 @@ func writeStatus(ctx context.Context, st *store.Store, w io.Writer, now time.Tim
 	for _, p := range pages {
 		last := "never"
 		if !p.LastAttempt.IsZero() {
-			last = fmtShort(p.LastAttempt)
+			last = When(p.LastAttempt)
 		}
-		next := fmtShort(p.Due())
+		next := When(p.Due())
 		if !p.Due().After(now) {
 			next = "now"
 		}
@@ -132,12 +139,12 @@ func writeStatus(ctx context.Context, st *store.Store, w io.Writer, now time.Tim
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, totalsLine(t))
+	fmt.Fprintln(w, TotalsLine(t))
 	return nil
 }
 
-// totalsLine is the summary under status and on the dashboard.
-func totalsLine(t store.Totals) string {
+// TotalsLine is the summary under status and on the dashboard.
+func TotalsLine(t store.Totals) string {
 	return fmt.Sprintf("%d pages tracked, %d snapshots; conditional GET: %d answered 304 not modified, %s not downloaded again",
 		t.Pages, t.Snapshots, t.NotModified, snapshot.FmtBytes(t.BytesSaved))
 }
