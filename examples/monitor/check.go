@@ -42,17 +42,17 @@ func newFreeTool(m *monitor) (*freeTool, error) {
 func (f *freeTool) check(ctx context.Context, u string) *card.Card {
 	now := f.m.now()
 	c := &card.Card{URL: u, CheckedAt: now, PolicyURL: f.policy}
-	t, interrupted := f.m.take(ctx, f.rc, f.client, u, now, nil)
+	t, interrupted := f.m.taker().Take(ctx, f.rc, f.client, u, now, nil)
 	if interrupted {
 		c.Error = "interrupted: " + context.Cause(ctx).Error()
 		return c
 	}
-	if t.waitUntil != nil {
-		c.Waiting = t.waitDetail
-		c.Error = "not fetched: " + t.waitDetail
+	if t.WaitUntil != nil {
+		c.Waiting = t.WaitDetail
+		c.Error = "not fetched: " + t.WaitDetail
 		return c
 	}
-	c.Refused = t.refused
+	c.Refused = t.Refused
 	sn := t.Snapshot
 	if sn.Blocked {
 		c.Blocked = true

@@ -59,6 +59,7 @@ import (
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
@@ -502,7 +503,7 @@ func (m *monitor) nextDueText(ctx context.Context) string {
 		return "; no pages tracked (add some with: monitor track -db " + m.o.db + " URL)"
 	default:
 		in := next.Sub(m.now()).Round(time.Second)
-		return fmt.Sprintf("; next page due at %s (in %s)", report.When(next), fmtDuration(max(in, 0)))
+		return fmt.Sprintf("; next page due at %s (in %s)", snapshot.When(next), fmtDuration(max(in, 0)))
 	}
 }
 

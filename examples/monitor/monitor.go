@@ -15,7 +15,6 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
-	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
@@ -315,13 +314,13 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	if err != nil {
 		return "", "", errors.Join(err, m.st.Release(wctx, p.URL))
 	}
-	sn, interrupted := m.take(ctx, rc, client, p.URL, start, prev)
+	sn, interrupted := m.taker().Take(ctx, rc, client, p.URL, start, prev)
 	if interrupted {
 		return "", "", m.st.Release(wctx, p.URL)
 	}
-	if sn.waitUntil != nil {
-		detail := sn.waitDetail
-		if err := m.st.DeferPage(wctx, p.URL, start, *sn.waitUntil, detail); err != nil {
+	if sn.WaitUntil != nil {
+		detail := sn.WaitDetail
+		if err := m.st.DeferPage(wctx, p.URL, start, *sn.WaitUntil, detail); err != nil {
 			// Not recorded: say nothing happened, and give the page back
 			// rather than leave it claimed for the lease.
 			return "", "", errors.Join(err, m.st.Release(wctx, p.URL))
@@ -346,84 +345,9 @@ func (m *monitor) check(ctx context.Context, rc *robots.Cache, client *fetch.Cli
 	return oc, line, nil
 }
 
-// taken is one check's result: a snapshot to store, or (waitUntil set) a
-// temporary disallow because robots.txt was unreachable.
-type taken struct {
-	snapshot.Snapshot
-	waitUntil  *time.Time
-	waitDetail string
-	// refused: the address guard refused the page, its robots.txt or a
-	// redirect target.
-	refused bool
-}
-
-// take does one check of pageURL, the same for a scheduled snapshot and the
-// free tool: the address guard, robots.txt, then (if allowed) one polite GET,
-// conditional on prev's validators. interrupted means ctx ended first and
-// nothing should be recorded.
-func (m *monitor) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *snapshot.Snapshot) (*taken, bool) {
-	t := &taken{Snapshot: snapshot.Snapshot{PageURL: pageURL, TakenAt: start}}
-	if err := m.guard.CheckURL(ctx, pageURL); err != nil {
-		t.Error, t.refused = err.Error(), true
-		return t, false
-	}
-	v, err := rc.CheckAs(ctx, m.tokens, pageURL)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, true
-		}
-		t.Error = err.Error()
-		return t, false
-	}
-	switch v.Outcome {
-	case robots.Allowed:
-	case robots.Unreachable:
-		if errors.Is(v.Err, guard.ErrForbidden) {
-			// The dial hook refused robots.txt's address: that is the
-			// answer, not a temporary outage.
-			t.Error, t.refused = guard.Cause(v.Err).Error(), true
-			return t, false
-		}
-		// A temporary disallow: nothing is fetched, nothing stored as a
-		// snapshot, the page stays due and is retried after the re-check.
-		retry := v.RecheckAt
-		if retry.IsZero() || !retry.After(start) {
-			retry = start.Add(robotsRecheck)
-		}
-		t.waitUntil = &retry
-		t.waitDetail = fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), report.When(retry))
-		return t, false
-	case robots.Disallowed:
-		t.Blocked, t.RobotsRule = true, v.Decision.String()
-		return t, false
-	default:
-		// Unknown: never read as allowed.
-		t.Error = "robots.txt: no answer: " + v.String()
-		return t, false
-	}
-
-	var cond *condget.Validators
-	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
-		cond = &condget.Validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
-	}
-	fctx, info := condget.With(ctx, cond)
-	res, err := client.Get(fctx, pageURL)
-	if err != nil && ctx.Err() != nil {
-		return nil, true
-	}
-	t.Snapshot = *snapshot.FromFetch(pageURL, start, res, err, info.Sent(), prev)
-	t.refused = errors.Is(err, guard.ErrForbidden)
-	return t, false
-}
-
-func robotsCause(v robots.Verdict) string {
-	if v.Status != 0 {
-		return fmt.Sprintf("HTTP %d", v.Status)
-	}
-	if v.Err != nil {
-		return v.Err.Error()
-	}
-	return "no answer"
+// taker is the one polite check of a page, as this process makes it.
+func (m *monitor) taker() snapshot.Taker {
+	return snapshot.Taker{Guard: m.guard, Tokens: m.tokens, Recheck: robotsRecheck}
 }
 
 // watch runs runOnce until ctx ends, sleeping until the next page is due.

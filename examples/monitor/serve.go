@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/web"
 )
 
@@ -103,7 +103,7 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		CanonicalURL:   canonicalURL,
 		ValidInterval:  validInterval,
 		MinInterval:    minInterval,
-		When:           report.When,
+		When:           snapshot.When,
 		Duration:       fmtDuration,
 		UserAgent:      m.o.userAgent,
 		Token:          m.token,

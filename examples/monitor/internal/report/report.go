@@ -63,7 +63,7 @@ func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, s
 		}
 		if prev != nil && !cur.TakenAt.Before(cutoff) {
 			if changes := snapshot.Diff(prev, cur); len(changes) > 0 {
-				fmt.Fprintf(&pageOut, "  %s -> %s\n", When(prev.TakenAt), When(cur.TakenAt))
+				fmt.Fprintf(&pageOut, "  %s -> %s\n", snapshot.When(prev.TakenAt), snapshot.When(cur.TakenAt))
 				for _, c := range changes {
 					if c.Text != nil {
 						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", snapshot.Words(c.Text.Added), c.Text.Removed)
@@ -90,9 +90,6 @@ func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, s
 	return nil
 }
 
-// When prints a time for people: UTC, to the second.
-func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
-
 // Status prints one line per tracked page: last check, next due, and
 // the outcome of the last check.
 func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, token string) error {
@@ -107,9 +104,9 @@ func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, to
 	for _, p := range pages {
 		last := "never"
 		if !p.LastAttempt.IsZero() {
-			last = When(p.LastAttempt)
+			last = snapshot.When(p.LastAttempt)
 		}
-		next := When(p.Due())
+		next := snapshot.When(p.Due())
 		if !p.Due().After(now) {
 			next = "now"
 		}

@@ -1,11 +1,14 @@
-// Package snapshot is the record of one check of one page: the Snapshot
-// row (SEO fields, redirect chain, visible text, validators, or the robots.txt
-// rule that blocked it), its outcome, and Diff, the fields that changed
-// between two of them, with the one-line summary the dashboard shows.
+// Package snapshot is one polite check of one page and its record: Taker
+// checks the address guard, asks robots.txt and, when allowed, makes one
+// (conditional) GET through the client it is given; FromFetch turns the
+// response into a Snapshot (SEO fields, redirect chain, visible text,
+// validators, or the robots.txt rule that blocked it); Diff lists the fields
+// that changed between two snapshots, with the one-line summary the
+// dashboard shows.
 //
-// It is data and pure functions: it never fetches, opens the database or
-// prints. The store persists snapshots; the report and the web pages read
-// them.
+// It never opens the database or prints, and never decides what is due: the
+// store persists snapshots, the run schedules them, the report and the web
+// pages read them.
 package snapshot
 
 import (
