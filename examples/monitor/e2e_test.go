@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
@@ -399,7 +400,7 @@ func TestWatchSnapshotsEachIntervalAndStopsOnCancel(t *testing.T) {
 	h.e.sleep = func(ctx context.Context, d time.Duration) error {
 		sleeps++
 		require.Positive(t, d)
-		require.LessOrEqual(t, d, maxWatchSleep)
+		require.LessOrEqual(t, d, schedule.MaxWatchSleep)
 		h.clk.Advance(d)
 		if h.clk.Now().Sub(start) >= 13*time.Hour {
 			cancel()
@@ -444,10 +445,10 @@ func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
 	h.track("http://a.test/1", "http://a.test/2")
 	// Another monitor process (a cron run during a watch) holds /1.
 	st := openTestStore(t, h.db)
-	ok, err := st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	ok, err := st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(schedule.ClaimLease))
 	require.NoError(t, err)
 	require.True(t, ok)
-	ok, err = st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	ok, err = st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(schedule.ClaimLease))
 	require.NoError(t, err)
 	require.False(t, ok, "a claim is exclusive")
 
@@ -457,7 +458,7 @@ func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
 	assert.Equal(t, 1, s.Count("/2"))
 
 	// A claim of a crashed process runs out.
-	h.clk.Advance(claimLease)
+	h.clk.Advance(schedule.ClaimLease)
 	out = h.run()
 	assert.Contains(t, out, "run: 1 due, 1 snapshots")
 	assert.Equal(t, 1, s.Count("/1"))

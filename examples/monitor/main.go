@@ -77,9 +77,6 @@ const (
 	robotsTTL = time.Hour
 	// robotsRecheck is when an unreachable (5xx) robots.txt is asked again.
 	robotsRecheck = 5 * time.Minute
-	// maxWatchSleep bounds one sleep of watch so that pages tracked by
-	// another process while it sleeps are picked up within a minute.
-	maxWatchSleep = time.Minute
 	// maxURLLen bounds a tracked URL (the frontier's limit).
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
@@ -450,7 +447,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		sum, err := m.runOnce(ctx, stdout)
+		sum, err := m.runner().RunOnce(ctx, stdout)
 		line := sum.String()
 		if sum.Due == 0 && err == nil {
 			line += m.nextDueText(ctx)
@@ -469,7 +466,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		return m.watch(ctx, stdout, e.sleeper())
+		return m.runner().Watch(ctx, stdout, e.sleeper())
 	case "serve":
 		m, err := newMonitor(st, o, e)
 		if err != nil {

@@ -125,7 +125,7 @@ func TestFreeToolAndSchedulerShareTheHostGap(t *testing.T) {
 
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_, err := m.runOnce(t.Context(), io.Discard)
+			_, err := m.runner().RunOnce(t.Context(), io.Discard)
 			assert.NoError(t, err)
 		})
 		wg.Go(func() {

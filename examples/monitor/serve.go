@@ -47,7 +47,7 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	var watchErr error
 	if m.o.watch {
 		wg.Go(func() {
-			watchErr = m.watch(ctx, &syncWriter{w: stdout}, e.sleeper())
+			watchErr = m.runner().Watch(ctx, &syncWriter{w: stdout}, e.sleeper())
 			if watchErr != nil {
 				cancel() // the database failed: stop serving too
 			}
