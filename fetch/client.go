@@ -69,8 +69,11 @@ type Client struct {
 	// nil follows every redirect allowed by the rules above.
 	CheckRedirect func(next *url.URL, via []Hop) error
 	// Gate is passed before every request, robots.txt fetches of the
-	// private robots cache and of PoliteTransport included. nil means no
-	// limits. frontier.New sets it when the client is its Config.Client.
+	// private robots cache and of PoliteTransport included. nil means the
+	// client's own [HostGate] with its defaults: one request in flight and
+	// 1 s between request starts per host. [NoLimits] means none (tests and
+	// benchmarks). frontier.New sets it when the client is its
+	// Config.Client.
 	Gate Gate
 	// Robots decides whether a URL may be fetched. nil means a private
 	// robots.Cache (see RobotsCache) whose robots.txt requests go through
@@ -100,6 +103,9 @@ type Client struct {
 
 	privOnce sync.Once
 	priv     *robots.Cache
+
+	gateOnce sync.Once
+	ownGate  *HostGate
 }
 
 // state is what Client derives from its fields on first use.
@@ -210,6 +216,15 @@ func (h clientHandler) WithGroup(name string) slog.Handler {
 		return l.Handler().WithGroup(name)
 	}
 	return slog.DiscardHandler
+}
+
+// gate returns the gate in use now: Gate, or the client's own HostGate.
+func (c *Client) gate() Gate {
+	if g := c.Gate; g != nil {
+		return g
+	}
+	c.gateOnce.Do(func() { c.ownGate = &HostGate{} })
+	return c.ownGate
 }
 
 // robots returns the checker in use now.
@@ -487,16 +502,15 @@ func (e *gateError) Unwrap() error { return e.err }
 // (body consumed) even when reading the body failed.
 func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, func(), error) {
 	release := nop
-	if g := c.Gate; g != nil {
-		t0 := c.now()
-		rel, err := g.Acquire(ctx, u)
-		res.GateWait += c.now().Sub(t0)
-		if err != nil {
-			return nil, nop, &gateError{err}
-		}
-		if rel != nil {
-			release = rel
-		}
+	t0 := c.now()
+	g := c.gate()
+	rel, err := g.Acquire(ctx, u)
+	res.GateWait += c.now().Sub(t0)
+	if err != nil {
+		return nil, nop, &gateError{err}
+	}
+	if rel != nil {
+		release = rel
 	}
 	rctx := ctx
 	if st.timeout > 0 {
@@ -514,7 +528,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Host:       u.Host,
 	}).WithContext(rctx)
 	var waits *waitContext
-	if c.Gate != nil {
+	if reportsWaits(g) {
 		// A gate's transport may make the request wait again after it was
 		// handed over (ReportGateWait): that is politeness, not the server.
 		waits = &waitContext{Context: rctx}

@@ -10,6 +10,9 @@
 // body, and reads at most MaxBodyBytes of a body.
 //
 //	behaviour       default                 notes
+//	gate            the client's HostGate   nil Gate: 1 request in flight and 1 s between request starts per
+//	                                        host, robots.txt and retries included; other hosts never wait;
+//	                                        Gate: NoLimits{} for none; frontier.New sets the frontier
 //	methods         GET, HEAD               anything else: ErrMethod before any I/O, from every entry point
 //	identity        UserAgent + Header      on every request, robots.txt and retries too; replaces the caller's own
 //	robots tokens   ProductToken(UserAgent) RobotsTokens: several, in order of preference (robots.Tokens)
@@ -23,6 +26,19 @@
 //	                                        waiting; every attempt passes the gate again; 429 trips Slowdown
 //	body cap        10 MiB                  longer bodies truncated and flagged (Result.Truncated)
 //	base transport  NewBaseTransport(nil)   HTTP_PROXY/HTTPS_PROXY/NO_PROXY; curl-style --resolve (ParseResolve)
+//
+// A zero Client is polite on its own: one request in flight per host and
+// 1 s between two request starts to one host (DefaultHostInFlight,
+// DefaultHostGap), the same through HTTPClient, RoundTripper and a zero
+// [Transport]. One connection at a time is what Nutch (one fetch thread
+// per host queue) and StormCrawler (one thread per queue) do by default,
+// and 1 s is StormCrawler's default delay and the low end of the polite
+// crawlers' defaults (Heritrix waits at least 3 s, Nutch 5 s): the
+// fastest default a site owner would not call rude, since a bare client
+// has no idea whose server it talks to. A [HostGate] with other limits is
+// the standalone gate for programs without a frontier; [NoLimits] is the
+// explicit "no limits" for tests and benchmarks. A crawl gives the client
+// to frontier.New, whose gate then replaces the default.
 //
 // Robots checks fail closed: a request is sent only when the checker
 // returns a nil error and Outcome robots.Allowed; robots.Unknown (the zero

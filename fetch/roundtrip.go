@@ -52,15 +52,13 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for n := 1; ; n++ {
 		release := nop
-		if g := c.Gate; g != nil {
-			rel, err := g.Acquire(ctx, req.URL)
-			if err != nil {
-				closeReqBody(req)
-				return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
-			}
-			if rel != nil {
-				release = rel
-			}
+		rel, err := c.gate().Acquire(ctx, req.URL)
+		if err != nil {
+			closeReqBody(req)
+			return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
+		}
+		if rel != nil {
+			release = rel
 		}
 		rctx, cancel := ctx, context.CancelFunc(nop)
 		if st.timeout > 0 {
