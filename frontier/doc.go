@@ -46,7 +46,9 @@
 //	Gap              300 ms           0..60 s    least time between two request starts, run-wide
 //	PerHostInFlight  0 (MaxInFlight)  1..16      requests in flight to one host
 //	PerHostGap       0                0..60 s    least time between two starts on one host, on top of Gap
-//	slowdown         1 in flight, 3 s            from the moment backoff.Slowdown trips, for the rest of the run
+//	slowdown         1 in flight, 3 s            from the moment backoff.Slowdown trips, for the rest of the run;
+//	                                             run-wide (backoff.PerRun, default) or on the 429's host only
+//	                                             (Slowdown.Scope or Policy.SlowdownScope = backoff.PerHost)
 //
 // Values outside the ranges are rejected by New with a *ConfigError naming
 // the field and its range, never clamped. Proved on what a loopback server

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
@@ -73,10 +74,10 @@ type Frontier struct {
 	hosts map[string]*host
 	ready hostHeap // hosts with queued items that may take another item
 
-	// Effective limits; stricter once the slowdown trips.
+	// Effective limits; stricter once a PerRun slowdown trips.
 	maxInFlight, perHostInFlight int
 	gap, perHostGap              int64 // ns
-	slowed                       bool
+	sdSeen                       int   // slowdown trips applied so far
 
 	inFlight    int      // requests admitted by Acquire, not released
 	out         []uint64 // tickets of items handed out, not Done
@@ -118,7 +119,17 @@ type host struct {
 	blocked     int
 	stopped     bool
 	inScope     bool // a start host or its twin (default scope)
+
+	// This host's own pace, on top of the run's limits: a PerHost
+	// slowdown, a Crawl-delay, the adaptive policy. gap is the largest of
+	// the three (ns); cap bounds its requests in flight (0: none).
+	cap                         int
+	gap                         int64
+	slowGap, delayGap, adaptGap int64
 }
+
+// setGap recomputes h.gap from its parts.
+func (h *host) setGap() { h.gap = max(h.slowGap, h.delayGap, h.adaptGap) }
 
 const never = math.MinInt64 / 4 // "no start yet"; never + any gap stays far in the past
 
@@ -427,12 +438,23 @@ func (f *Frontier) hostLocked(name string) *host {
 
 // eligible reports whether h belongs in the ready heap.
 func (f *Frontier) eligible(h *host) bool {
-	return h.queued > 0 && h.out < f.perHostInFlight && !h.stopped
+	return h.queued > 0 && h.out < f.hostInFlight(h) && !h.stopped
 }
+
+// hostInFlight is the most requests in flight to h.
+func (f *Frontier) hostInFlight(h *host) int {
+	if h.cap > 0 && h.cap < f.perHostInFlight {
+		return h.cap
+	}
+	return f.perHostInFlight
+}
+
+// hostGap is the least time (ns) between two starts on h.
+func (f *Frontier) hostGap(h *host) int64 { return max(f.perHostGap, h.gap) }
 
 // readyAt is when h may next start a request, as far as h itself goes.
 func (f *Frontier) readyAt(h *host) int64 {
-	return max(h.lastStart, h.lastHandout) + f.perHostGap
+	return max(h.lastStart, h.lastHandout) + f.hostGap(h)
 }
 
 // fixLocked puts h in, out of or in its place in the ready heap.
@@ -447,22 +469,41 @@ func (f *Frontier) fixLocked(h *host) {
 	}
 }
 
-// checkSlowdownLocked applies the slowdown the first time it is seen tripped.
+// checkSlowdownLocked applies the trips of the slowdown latch not yet
+// applied: a PerRun trip to the whole run, a PerHost one to its host. It
+// is one atomic load when nothing new tripped.
 func (f *Frontier) checkSlowdownLocked() {
-	if f.slowed || f.cfg.Slowdown == nil {
+	sd := f.cfg.Slowdown
+	if sd == nil || sd.Trips() == f.sdSeen {
 		return
 	}
-	if _, ok := f.cfg.Slowdown.Tripped(); !ok {
+	evs := sd.TripsSince(f.sdSeen)
+	f.sdSeen += len(evs)
+	inFlight, gap := sd.Limits() // 1 and 3s unless set
+	if sd.Scope != backoff.PerHost {
+		f.maxInFlight = min(f.maxInFlight, inFlight)
+		f.perHostInFlight = min(f.perHostInFlight, inFlight)
+		f.gap = max(f.gap, int64(gap))
+		f.perHostGap = max(f.perHostGap, int64(gap))
+		f.ready.init(f)
+		for _, h := range f.hosts {
+			f.fixLocked(h)
+		}
 		return
 	}
-	f.slowed = true
-	inFlight, gap := f.cfg.Slowdown.Limits() // 1 and 3s unless set
-	f.maxInFlight = min(f.maxInFlight, inFlight)
-	f.perHostInFlight = min(f.perHostInFlight, inFlight)
-	f.gap = max(f.gap, int64(gap))
-	f.perHostGap = max(f.perHostGap, int64(gap))
-	f.ready.init(f)
-	for _, h := range f.hosts {
+	for _, ev := range evs {
+		u, err := url.Parse(ev.URL)
+		if err != nil {
+			continue
+		}
+		name, err := urlnorm.HostPort(u.Scheme, u.Host)
+		if err != nil {
+			continue
+		}
+		h := f.hostLocked(name)
+		h.cap = inFlight
+		h.slowGap = int64(gap)
+		h.setGap()
 		f.fixLocked(h)
 	}
 }
@@ -683,10 +724,10 @@ func (f *Frontier) TryAcquireAt(hostName string, now time.Time) (release func(),
 // something changes).
 func (f *Frontier) acquireLocked(h *host, w *waiter, now int64) (func(), int64) {
 	f.checkSlowdownLocked()
-	if h.inFlight >= f.perHostInFlight {
+	if h.inFlight >= f.hostInFlight(h) {
 		return nil, 0
 	}
-	hostAt := h.lastStart + f.perHostGap
+	hostAt := h.lastStart + f.hostGap(h)
 	if hostAt <= now && f.readyWaiterLocked(w, now) {
 		return nil, 0 // an earlier waiter takes the next slot; its admission wakes us
 	}
@@ -732,7 +773,7 @@ func (f *Frontier) readyWaiterLocked(w *waiter, now int64) bool {
 		if e == w {
 			return false
 		}
-		if e.h.inFlight < f.perHostInFlight && e.h.lastStart+f.perHostGap <= now {
+		if e.h.inFlight < f.hostInFlight(e.h) && e.h.lastStart+f.hostGap(e.h) <= now {
 			return true
 		}
 	}
