@@ -301,7 +301,10 @@ type Result struct {
 	Download time.Duration
 	// GateWait is the total time spent waiting at the politeness gate for
 	// this call's requests: every attempt and redirect hop. robots.txt
-	// fetches wait in RobotsWait instead.
+	// fetches wait in RobotsWait instead. In a frontier's crawl loop the
+	// first request's wait is mostly spent before Get, in Frontier.Next,
+	// which hands an item out only once its request may start: that part
+	// is frontier.Item.Wait, and a page's politeness wait is the two summed.
 	GateWait time.Duration
 	// RetryWait is the total time slept before retries (Retry-After or the
 	// policy's backoff), holding no gate slot.

@@ -65,7 +65,12 @@
 // [Result] separates the server's time from what politeness cost. Store
 // [Result.ResponseTime] (TTFB + Download of the final request) as a page's
 // response time; GateWait, RetryWait and RobotsWait are the waits the
-// crawler added, and Total the whole call.
+// crawler added, and Total the whole call. Each wait is held by one call:
+// in a frontier's loop, Frontier.Next waits until a request to the item
+// may start (frontier.Item.Wait), and Get's GateWait is only what is left
+// (a retry's or redirect hop's turn, or a request that lost its turn to
+// another); from before Next to the return of Get the time is exactly
+// Item.Wait + Result.Total.
 //
 // # net/http
 //

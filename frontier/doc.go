@@ -34,6 +34,11 @@
 //		f.Done(it, err)
 //	}
 //
+// Next holds most of the politeness wait (it hands an item out only when
+// a request to it may start; Item.Wait says how long that took), and the
+// Get's Acquire the rest (Result.GateWait): the loop's time per page is
+// Item.Wait + Result.Total, nothing unaccounted.
+//
 // [Interface] is what such a loop needs; other frontiers (a shared one on
 // Redis) implement it too.
 //

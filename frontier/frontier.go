@@ -50,6 +50,14 @@ type Item struct {
 	Depth int    // link depth; start URLs are 0
 	From  string // the page the URL was found on, as passed to Add
 	Host  string // host[:port] of URL: the key of per-host limits
+	// Wait is how long the Next call that returned the item waited for
+	// the limits (gaps, requests in flight, a slowdown) to let a request
+	// start, while URLs were queued; a wait for work to be queued is not
+	// counted. Next holds this wait, the request's own Acquire (in
+	// fetch.Result.GateWait) only what is left, so a page's politeness
+	// wait is Wait + GateWait, and from before Next to the return of
+	// fetch's Get the time is exactly Wait + Result.Total.
+	Wait time.Duration
 	// Lease is opaque to callers: implementations of Interface other than
 	// *Frontier, and PersistentQueue implementations (set in Pop, given
 	// back to Ack), use it to identify a hand-out. Pass items back to Done
@@ -514,12 +522,25 @@ func (f *Frontier) checkSlowdownLocked() {
 // handed out or being added, or ctx's error. Call Done with the item when
 // finished with it.
 func (f *Frontier) Next(ctx context.Context) (Item, error) {
+	var waited int64
+	since := int64(-1) // start of the current wait for the limits, or -1
 	for {
 		f.mu.Lock()
-		it, wait, err := f.nextLocked(f.now().UnixNano())
+		now := f.now().UnixNano()
+		if since >= 0 {
+			waited += now - since
+			since = -1
+		}
+		it, wait, err := f.nextLocked(now)
 		if err != ErrNotReady {
 			f.mu.Unlock()
+			if err == nil {
+				it.Wait = time.Duration(waited)
+			}
 			return it, err
+		}
+		if f.queued > 0 {
+			since = now // URLs are queued: the limits hold them back
 		}
 		ch := f.waitLocked()
 		f.mu.Unlock()
