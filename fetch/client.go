@@ -546,7 +546,8 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		sent = sent.Add(w)
 	}
 	if err != nil {
-		return nil, release, st.requestError(ctx, rctx, err)
+		err = st.requestError(ctx, rctx, err)
+		return nil, observing(g, u, 0, err, sent, c.now, release), err
 	}
 	headers := c.now()
 	res.TTFB = headers.Sub(sent)
@@ -564,9 +565,9 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	_ = resp.Body.Close()
 	res.Download = c.now().Sub(headers)
 	if err != nil {
-		return resp, release, st.requestError(ctx, rctx, err)
+		err = st.requestError(ctx, rctx, err)
 	}
-	return resp, release, nil
+	return resp, observing(g, u, resp.StatusCode, err, sent, c.now, release), err
 }
 
 // waitContext carries the waits a transport reports with ReportGateWait.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/politecrawl/polite/backoff"
 )
 
 // The politeness of a Client or Transport whose Gate is nil: its own
@@ -185,4 +187,27 @@ func reportsWaits(g Gate) bool {
 		return false
 	}
 	return true
+}
+
+// Observer is a Gate that paces hosts by how they answer (an adaptive
+// gate, such as a frontier with Config.Adaptive). Client and Transport
+// call Observe once for every request the gate admitted, when its
+// response is finished (body read or closed) or it failed, just before
+// the release.
+type Observer interface {
+	Observe(u *url.URL, o backoff.Observation)
+}
+
+// observing wraps release so that an Observer g hears how the request to
+// u sent at sent ended (status, or err) first; for other gates it returns
+// release itself, allocating nothing.
+func observing(g Gate, u *url.URL, status int, err error, sent time.Time, now func() time.Time, release func()) func() {
+	ob, ok := g.(Observer)
+	if !ok {
+		return release
+	}
+	return func() {
+		ob.Observe(u, backoff.Observation{Status: status, Err: err, Elapsed: now().Sub(sent)})
+		release()
+	}
 }

@@ -52,7 +52,8 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for n := 1; ; n++ {
 		release := nop
-		rel, err := c.gate().Acquire(ctx, req.URL)
+		g := c.gate()
+		rel, err := g.Acquire(ctx, req.URL)
 		if err != nil {
 			closeReqBody(req)
 			return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
@@ -75,10 +76,14 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r2.Body = body
 		}
+		sent := c.now()
 		resp, err := st.base.RoundTrip(r2)
 		if err != nil {
 			err = st.requestError(ctx, rctx, err)
 			resp = nil
+			release = observing(g, req.URL, 0, err, sent, c.now, release)
+		} else {
+			release = observing(g, req.URL, resp.StatusCode, nil, sent, c.now, release)
 		}
 		now := c.now()
 		d := c.Policy.Decide(n, resp, err, now)

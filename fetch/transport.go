@@ -178,7 +178,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r2 := req.Clone(ctx)
 	applyHeader(r2.Header, t.userAgent(), t.header())
 	release := nop
-	rel, err := t.gate().Acquire(ctx, req.URL)
+	g := t.gate()
+	rel, err := g.Acquire(ctx, req.URL)
 	if err != nil {
 		closeReqBody(req)
 		return nil, &Error{Op: req.Method, URL: req.URL.Redacted(), Err: fmt.Errorf("politeness gate: %w", err)}
@@ -192,6 +193,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 		r2 = r2.WithContext(rctx)
 	}
+	sent := t.now()
 	resp, err := t.base().RoundTrip(r2)
 	if err != nil {
 		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
@@ -199,9 +201,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: err} // name the URL, as every error here does
 		cancel()
-		release()
+		observing(g, req.URL, 0, err, sent, t.now, release)()
 		return nil, err
 	}
+	release = observing(g, req.URL, resp.StatusCode, nil, sent, t.now, release)
 	if s := t.slowdown(); s != nil {
 		now := t.now()
 		if t.policy().Decide(1, resp, nil, now).Slowdown {

@@ -86,6 +86,7 @@ type Frontier struct {
 	maxInFlight, perHostInFlight int
 	gap, perHostGap              int64 // ns
 	sdSeen                       int   // slowdown trips applied so far
+	maxHostGap                   int64 // ns: cap of Crawl-delay and Adaptive
 
 	inFlight    int      // requests admitted by Acquire, not released
 	out         []uint64 // tickets of items handed out, not Done
@@ -134,6 +135,7 @@ type host struct {
 	cap                         int
 	gap                         int64
 	slowGap, delayGap, adaptGap int64
+	delaySeen                   bool // a Crawl-delay answer was applied
 }
 
 // setGap recomputes h.gap from its parts.
@@ -185,6 +187,10 @@ func New(cfg Config) (*Frontier, error) {
 		perHostGap:      int64(cfg.PerHostGap),
 		lastStart:       never,
 		lastHandout:     never,
+		maxHostGap:      int64(cfg.MaxHostGap),
+	}
+	if f.maxHostGap == 0 {
+		f.maxHostGap = int64(DefaultMaxHostGap)
 	}
 	if f.perHostInFlight == 0 {
 		f.perHostInFlight = f.maxInFlight
@@ -221,6 +227,35 @@ func (r clientRobots) CheckAs(ctx context.Context, tokens []string, rawURL strin
 		return rc.CheckAs(ctx, tokens, rawURL)
 	}
 	return r.c.RobotsCache().CheckAs(ctx, tokens, rawURL)
+}
+
+// Rules returns the parsed robots.txt for rawURL from the client's checker
+// as it is now, for Crawl-delay.
+func (r clientRobots) Rules(ctx context.Context, rawURL string) (*robots.Rules, error) {
+	if rs, ok := r.c.Robots.(rulesSource); ok {
+		return rs.Rules(ctx, rawURL)
+	}
+	if rc := r.c.RobotsCache(); rc != nil {
+		return rc.Rules(ctx, rawURL)
+	}
+	return nil, errors.New("the client's robots checker has no Rules method")
+}
+
+// rulesSource is a Robots that also returns a site's parsed robots.txt;
+// *robots.Cache is one. Config.HonorCrawlDelay needs it.
+type rulesSource interface {
+	Rules(ctx context.Context, rawURL string) (*robots.Rules, error)
+}
+
+func hasRules(r Robots) bool {
+	switch r := r.(type) {
+	case clientRobots:
+		_, ok := r.c.Robots.(rulesSource)
+		return ok || r.c.Robots == nil
+	case rulesSource:
+		return true
+	}
+	return false
 }
 
 // resume rebuilds the counts from what a reopened PersistentQueue holds.
@@ -275,14 +310,61 @@ func (f *Frontier) resume(rs ResumeState) error {
 // asked only for a URL that passed every other check, before it is queued;
 // only an Allowed verdict queues it. ctx bounds that check.
 func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from string) AddResult {
-	r := f.add(ctx, rawURL, depth, from)
+	var cd crawlDelay
+	r := f.add(ctx, rawURL, depth, from, &cd)
 	if f.log != nil {
 		f.logAdd(ctx, &r, rawURL, depth, from)
+		if cd.changed {
+			f.logCrawlDelay(ctx, r.URL, &cd)
+		}
 	}
 	return r
 }
 
-func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string) AddResult {
+// crawlDelay is what Add learned of a host's Crawl-delay.
+type crawlDelay struct {
+	host           string
+	delay, applied time.Duration
+	set, changed   bool
+}
+
+// readCrawlDelay reads the Crawl-delay that applies to the crawler for n
+// into cd.
+func (f *Frontier) readCrawlDelay(ctx context.Context, n string, cd *crawlDelay) {
+	rs, ok := f.cfg.Robots.(rulesSource)
+	if !ok {
+		return
+	}
+	rules, err := rs.Rules(ctx, n)
+	if err != nil || rules == nil {
+		return
+	}
+	token := rules.ExplainAs(f.tokens, n).Token // the token whose group applies
+	if token == "" && len(f.tokens) > 0 {
+		token = f.tokens[0] // no group names a token: the * group's value
+	}
+	cd.delay, cd.set = rules.CrawlDelay(token)
+}
+
+// applyCrawlDelayLocked sets h's Crawl-delay gap from cd.
+func (f *Frontier) applyCrawlDelayLocked(h *host, cd *crawlDelay) {
+	g := int64(0)
+	if cd.set {
+		g = int64(min(cd.delay, time.Duration(f.maxHostGap)))
+	}
+	cd.host, cd.applied = h.name, time.Duration(max(g, f.perHostGap))
+	if g == h.delayGap && h.delaySeen {
+		return
+	}
+	cd.changed = cd.set || h.delaySeen
+	h.delaySeen = true
+	h.delayGap = g
+	h.setGap()
+	f.fixLocked(h)
+	f.notifyLocked()
+}
+
+func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string, cd *crawlDelay) AddResult {
 	if len(rawURL) > MaxURLLength {
 		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
 	}
@@ -323,6 +405,10 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 
 	v, err := f.cfg.Robots.CheckAs(ctx, f.tokens, n)
 	res.Verdict = v
+	honor := err == nil && v.Outcome == robots.Allowed && f.cfg.HonorCrawlDelay
+	if honor {
+		f.readCrawlDelay(ctx, n, cd)
+	}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -331,6 +417,9 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 	case err != nil:
 		res.Outcome, res.Err = Failed, fmt.Errorf("frontier: robots check of %s: %w", n, err)
 	case v.Outcome == robots.Allowed:
+		if honor {
+			f.applyCrawlDelayLocked(h, cd)
+		}
 		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
 		return res
 	case v.Outcome == robots.Disallowed:
@@ -725,6 +814,42 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	}
 }
 
+// Observe implements fetch.Observer: with Config.Adaptive set, the host's
+// gap becomes what the policy makes of this response, clamped between the
+// configured gap (the larger of Gap and PerHostGap) and MaxHostGap.
+// fetch's Client and Transport call it for every request they send
+// through the Frontier; without Adaptive it does nothing.
+func (f *Frontier) Observe(u *url.URL, o backoff.Observation) {
+	if f.cfg.Adaptive == nil || u == nil {
+		return
+	}
+	name, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	h := f.hosts[name]
+	if h == nil {
+		f.mu.Unlock()
+		return
+	}
+	floor := time.Duration(max(f.gap, f.perHostGap))
+	ceil := time.Duration(max(f.maxHostGap, int64(floor)))
+	cur := max(time.Duration(h.adaptGap), floor)
+	next := min(max(f.cfg.Adaptive(floor, ceil, cur, o), floor), ceil)
+	changed := next != cur
+	if changed {
+		h.adaptGap = int64(next)
+		h.setGap()
+		f.fixLocked(h)
+		f.notifyLocked() // a shorter gap may let a waiter go sooner
+	}
+	f.mu.Unlock()
+	if changed && f.log != nil {
+		f.logHostGap(u, name, next, o)
+	}
+}
+
 // TryAcquireAt is the non-blocking form of Acquire at time now for a host
 // (host[:port] as in Item.Host). If a request may not start at now it
 // returns a nil release and the time to try again, which is zero when only
@@ -842,3 +967,5 @@ func sleep(ctx context.Context, ch <-chan struct{}, wait int64) error {
 		return ctx.Err()
 	}
 }
+
+var _ fetch.Observer = (*Frontier)(nil)
