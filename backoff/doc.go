@@ -53,6 +53,17 @@
 // so one busy site of a multi-site crawl does not slow the others. Trips
 // and TripsSince list the trips for the gate that applies them.
 //
+// # Adaptive pacing
+//
+// [Adaptive] is the per-host pacing policy a gate may apply after every
+// response ([Observation]: status, error, elapsed): a plain function of
+// the configured gap, the cap and the host's current gap, clamped by the
+// gate to [configured gap, cap]. [DefaultAdaptive] moves the gap halfway
+// towards 3 × the response time after a good answer (AutoThrottle-like;
+// it comes back to the configured gap as the server recovers) and doubles
+// it, to at least 1 s, after a 5xx, a 429 or a timeout (StormCrawler-like).
+// It is opt-in (frontier.Config.Adaptive).
+//
 // # Cost
 //
 // go test -run=^$ -bench=. -benchmem ./backoff (2-core shared machine):

@@ -60,6 +60,11 @@
 // later (the slowdown's gap between request starts), not 1 s later;
 // Attempt.Wait says 1 s and Result.GateWait the other 2 s.
 //
+// A Gate that also implements [Observer] (a frontier with
+// Config.Adaptive) is told how every request it admitted ended (status or
+// error, and the time to the end of the body), from Get, HTTPClient,
+// RoundTripper and Transport alike, just before the release.
+//
 // # Timings
 //
 // [Result] separates the server's time from what politeness cost. Store
@@ -97,8 +102,9 @@
 //	fetch.redirect_refused  Info   a redirect not followed (limit, loop,    url, to, err
 //	                               bad Location, CheckRedirect)
 //	fetch.retry             Info   a retry scheduled                        url, attempt, status, err, wait
-//	slowdown.tripped        Warn   the run-wide slowdown tripped (first     url, status, in_flight, gap
-//	                               trip only), by a page or robots.txt
+//	slowdown.tripped        Warn   the slowdown tripped (first trip only;   url, status, in_flight, gap
+//	                               per host with backoff.PerHost), by a
+//	                               page or robots.txt
 //
 // hop is 0 for the URL asked for and n for the target of the n-th
 // redirect; attempt is the number of the attempt that failed (1 = first).

@@ -840,6 +840,9 @@ func (f *Frontier) Observe(u *url.URL, o backoff.Observation) {
 	changed := next != cur
 	if changed {
 		h.adaptGap = int64(next)
+		if next == floor {
+			h.adaptGap = 0 // at the configured pace: no gap of its own
+		}
 		h.setGap()
 		f.fixLocked(h)
 		f.notifyLocked() // a shorter gap may let a waiter go sooner
