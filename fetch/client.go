@@ -81,11 +81,13 @@ type Client struct {
 	Robots RobotsChecker
 	// Policy decides retries. nil means backoff.Default().
 	Policy *backoff.Policy
-	// Slowdown is the run-wide latch that responses such as 429 trip.
-	// nil means none is tripped. Once tripped, the gate (the frontier)
-	// keeps one request in flight and 3 s between starts for the rest of
-	// the run, and that gap applies to the very retry that tripped it: a
-	// 429 with "Retry-After: 1" is retried after 3 s, not 1 s.
+	// Slowdown is the latch that responses such as 429 trip. nil means
+	// none is tripped. Once tripped, the gate (the frontier) keeps one
+	// request in flight and 3 s between starts for the rest of the run
+	// (or, with Scope backoff.PerHost, on the host that answered), and
+	// that gap applies to the very retry that tripped it: a 429 with
+	// "Retry-After: 1" is retried after 3 s, not 1 s. The client's own
+	// HostGate (nil Gate) does not apply it.
 	Slowdown *backoff.Slowdown
 	// Transport is the base transport. nil means a shared NewBaseTransport(nil).
 	Transport http.RoundTripper
