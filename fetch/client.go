@@ -89,8 +89,37 @@ type Client struct {
 	// "Retry-After: 1" is retried after 3 s, not 1 s. The client's own
 	// HostGate (nil Gate) does not apply it.
 	Slowdown *backoff.Slowdown
-	// Transport is the base transport. nil means a shared NewBaseTransport(nil).
+	// Transport is the base transport. nil means a shared NewBaseTransport(nil),
+	// or Guard.NewTransport() when Guard is set.
 	Transport http.RoundTripper
+	// Guard, when set, refuses internal addresses (see [Guard]): every URL
+	// and redirect hop is checked by name before robots.txt, the gate or
+	// DNS, and every connection at dial time (Guard.NewTransport's dialer,
+	// the base when Transport is nil). A Transport of the caller's own is
+	// still checked on each connection's remote address before a request
+	// is written; build it with Guard.NewTransport so refused addresses
+	// are never connected at all. nil means no guard: a crawler of sites
+	// it chose may fetch internal ones.
+	Guard *Guard
+	// Validators, when set, makes every GET conditional: the validators
+	// stored for a URL (ETag, Last-Modified of its last 200) are sent as
+	// If-None-Match and If-Modified-Since, a 304 comes back as
+	// Result.Unchanged (Status 304, no Body, BytesSaved), and each 2xx
+	// stores its validators — unless it says Cache-Control: no-store, or
+	// has none, which deletes the URL's. Validators are keyed by the URL
+	// requested (each redirect hop its own); HEAD never uses them. nil
+	// means unconditional requests.
+	Validators ValidatorStore
+	// Claimer, when set, is asked before each redirect target of a Get is
+	// requested (after its robots.txt check; never for the URL passed to
+	// Get, which the crawl handed out itself): a target the crawl has
+	// already requested or queued is not requested again, and Get returns
+	// the redirect response itself with Result.DuplicateTarget set.
+	// frontier.New and redisfrontier.New set it to the frontier when this
+	// client is their Config.Client, so a crawl requests each normalized
+	// URL once, whether a link, a sitemap or a redirect led to it. Head
+	// does not claim. nil means every redirect is followed.
+	Claimer Claimer
 	// Now is the clock for timings and Retry-After dates. nil means time.Now.
 	Now func() time.Time
 	// Logger receives the decision events fetch.disallowed,
@@ -133,7 +162,10 @@ func (c *Client) init() *state {
 		}
 		st.header = make(http.Header, len(c.Header)+1)
 		applyHeader(st.header, st.ua, c.Header)
-		if st.base == nil {
+		switch {
+		case c.Guard != nil:
+			st.base = guardBase(c.Guard, st.base)
+		case st.base == nil:
 			st.base = defaultBase()
 		}
 		if st.maxRedirects == 0 {
@@ -294,6 +326,31 @@ type Result struct {
 	Redirects   []Hop  // oldest first
 	Attempts    []Attempt
 
+	// DuplicateTarget is set when the final response is a redirect that
+	// was not followed because the crawl had requested or queued its
+	// target already (Client.Claimer): the target's URL. Status and Header
+	// are the redirect's, FinalURL the redirecting URL, and Redirects the
+	// hops before it; the error is nil.
+	DuplicateTarget string
+
+	// Challenge is set when the final response is a bot-protection
+	// challenge or block (see DetectChallenge), with the signal that
+	// matched: the site did not show the page, so it is neither a broken
+	// page nor a change. It was not retried.
+	Challenge *Challenge
+	// RobotsStatus is the HTTP status of the robots.txt that allowed the
+	// final URL (0 when it was not fetched: a network error, a custom
+	// checker). With Status, it tells a site refusing the crawler
+	// (RefusesCrawler) from a broken page.
+	RobotsStatus int
+	// Conditional reports that the final request carried validators
+	// (Client.Validators); Unchanged that it was answered 304 Not
+	// Modified: the page is as it was when they were stored, and
+	// BytesSaved is the size of the body that response carried.
+	Conditional bool
+	Unchanged   bool
+	BytesSaved  int64
+
 	// TTFB is the final request's time to first byte: from sending it to
 	// its response headers (connect and TLS included). 0 when the final
 	// request got no response.
@@ -329,6 +386,18 @@ func (r *Result) ResponseTime() time.Duration {
 		return 0
 	}
 	return r.TTFB + r.Download
+}
+
+// RefusesCrawler reports a plain hard block: the site answered 401 or 403
+// both to robots.txt and to this URL, as a user-agent rule in nginx,
+// Apache or a CDN does. It is the site refusing this crawler, not a broken
+// page; a crawl should stop at the site and say so.
+func (r *Result) RefusesCrawler() bool {
+	return r != nil && isRefusal(r.RobotsStatus) && isRefusal(r.Status) && r.Challenge == nil
+}
+
+func isRefusal(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden
 }
 
 // MediaType returns the lower-cased media type of ContentType without
@@ -379,13 +448,38 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 	}
 	cur := rawURL
 	var seen []string // canonical URLs of this chain, for loop detection
+	claim := false    // cur is a redirect target to claim before requesting it
 	for {
 		res.FinalURL = cur
+		if err := c.guardURL(ctx, method, u, cur, res.Redirects); err != nil {
+			return err
+		}
 		if err := c.allowed(ctx, st, method, cur, res.Redirects, res); err != nil {
 			return err
 		}
-		if err := c.exchange(ctx, st, method, u, cur, res); err != nil {
+		if claim {
+			if ok, err := c.claimHop(ctx, method, u, cur, res); !ok {
+				return err
+			}
+		}
+		hdr, had, known := st.header, Validators{}, false
+		if c.Validators != nil && method == http.MethodGet {
+			var err error
+			if had, known, err = c.Validators.Load(ctx, cur); err != nil {
+				return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("loading validators: %w", err)}
+			}
+			if known {
+				hdr = conditionalHeader(hdr, had)
+			}
+		}
+		res.Conditional = known && (had.ETag != "" || had.LastModified != "")
+		if err := c.exchange(ctx, st, method, u, cur, hdr, res); err != nil {
 			return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: err}
+		}
+		if c.Validators != nil && method == http.MethodGet {
+			if err := c.updateValidators(ctx, cur, res, had, known); err != nil {
+				return &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("storing validators: %w", err)}
+			}
 		}
 		if st.maxRedirects < 0 || !isRedirect(res.Status) {
 			return nil
@@ -420,8 +514,46 @@ func (c *Client) follow(ctx context.Context, st *state, method, rawURL string, r
 				return &Error{Op: method, URL: ns, Redirects: res.Redirects, Err: err}
 			}
 		}
+		claim = c.Claimer != nil && method == http.MethodGet
 		u, cur = next, ns
 	}
+}
+
+// claimHop asks the Claimer about the redirect target u (the last hop's
+// target): true means request it; false means the crawl has it already,
+// and res becomes the redirect response that led here.
+func (c *Client) claimHop(ctx context.Context, method string, u *url.URL, cur string, res *Result) (bool, error) {
+	ok, err := c.Claimer.Claim(ctx, u)
+	if err != nil {
+		return false, &Error{Op: method, URL: cur, Redirects: res.Redirects, Err: fmt.Errorf("claiming the redirect target: %w", err)}
+	}
+	if ok {
+		return true, nil
+	}
+	last := res.Redirects[len(res.Redirects)-1]
+	res.Redirects = res.Redirects[:len(res.Redirects)-1]
+	res.FinalURL = last.URL
+	res.DuplicateTarget = cur
+	logRedirectRefused(ctx, c.Logger, last.URL, cur, errDuplicateTarget)
+	return false, nil
+}
+
+// errDuplicateTarget is the reason logged for a redirect not followed
+// because its target was claimed.
+var errDuplicateTarget = errors.New("target already requested or queued by the crawl")
+
+// guardURL is the Guard's check of a URL by name, before robots.txt, the
+// gate or DNS; nil without a Guard.
+func (c *Client) guardURL(ctx context.Context, method string, u *url.URL, raw string, chain []Hop) error {
+	g := c.Guard
+	if g == nil {
+		return nil
+	}
+	if err := g.checkURL(u, raw); err != nil {
+		logAddressRefused(ctx, c.Logger, err, len(chain))
+		return &Error{Op: method, URL: raw, Redirects: chain, Err: err}
+	}
+	return nil
 }
 
 // allowed asks robots.txt about rawURL, the target of redirect number
@@ -436,6 +568,7 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 	v, err := c.robots().CheckAs(ctx, st.tokens, rawURL)
 	if res != nil {
 		res.RobotsWait += c.now().Sub(t0)
+		res.RobotsStatus = v.Status
 	}
 	if err != nil {
 		return &Error{Op: method, URL: rawURL, Redirects: chain, Err: fmt.Errorf("robots.txt check: %w", err)}
@@ -450,10 +583,10 @@ func (c *Client) allowed(ctx context.Context, st *state, method, rawURL string, 
 
 // exchange sends one request with retries, filling res with the last
 // response. It waits between attempts holding no gate slot.
-func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.URL, cur string, res *Result) error {
+func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.URL, cur string, hdr http.Header, res *Result) error {
 	var wait time.Duration
 	for n := 1; ; n++ {
-		resp, release, err := c.attempt(ctx, st, method, u, res)
+		resp, release, err := c.attempt(ctx, st, method, u, hdr, res)
 		if _, refused := err.(*gateError); refused {
 			return err // nothing was sent
 		}
@@ -481,8 +614,8 @@ func (c *Client) exchange(ctx context.Context, st *state, method string, u *url.
 		// The slot is freed only now, so a request that was waiting for it
 		// already sees a slowdown this response tripped.
 		release()
-		if ctx.Err() != nil || !d.Retry {
-			return err
+		if ctx.Err() != nil || !d.Retry || res.Challenge != nil {
+			return err // a challenge is the site's answer, not a transient error
 		}
 		logRetry(ctx, c.Logger, cur, n, a.Status, err, d.Wait)
 		t0 := c.now()
@@ -505,7 +638,7 @@ func (e *gateError) Unwrap() error { return e.err }
 // and reads its body. It returns the gate slot's release, which the caller
 // must call exactly once (after tripping any slowdown), and the response
 // (body consumed) even when reading the body failed.
-func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, res *Result) (*http.Response, func(), error) {
+func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, hdr http.Header, res *Result) (*http.Response, func(), error) {
 	release := nop
 	t0 := c.now()
 	g := c.gate()
@@ -529,7 +662,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,
 		ProtoMinor: 1,
-		Header:     st.header,
+		Header:     hdr,
 		Host:       u.Host,
 	}).WithContext(rctx)
 	var waits *waitContext
@@ -539,7 +672,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		waits = &waitContext{Context: rctx}
 		req = req.WithContext(waits)
 	}
-	res.TTFB, res.Download = 0, 0
+	res.TTFB, res.Download, res.Challenge = 0, 0, nil
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
 	if waits != nil {
@@ -568,6 +701,11 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	res.Download = c.now().Sub(headers)
 	if err != nil {
 		err = st.requestError(ctx, rctx, err)
+	}
+	if err != nil {
+		err = st.requestError(ctx, rctx, err)
+	} else {
+		res.Challenge = DetectChallenge(resp.StatusCode, resp.Header, res.Body)
 	}
 	return resp, observing(g, u, resp.StatusCode, err, sent, c.now, release), err
 }

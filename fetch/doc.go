@@ -26,6 +26,10 @@
 //	                                        waiting; every attempt passes the gate again; 429 trips Slowdown
 //	body cap        10 MiB                  longer bodies truncated and flagged (Result.Truncated)
 //	base transport  NewBaseTransport(nil)   HTTP_PROXY/HTTPS_PROXY/NO_PROXY; curl-style --resolve (ParseResolve)
+//	address guard   off (Guard nil)         Client.Guard: internal addresses refused by name and at dial time
+//	conditional GET off (Validators nil)    Client.Validators: If-None-Match/If-Modified-Since, 304 = Unchanged
+//	bot protection  always classified       Result.Challenge names the signal; never retried
+//	redirect dedup  off (Claimer nil)       set by frontier.New/redisfrontier.New: a seen target is not requested
 //
 // A zero Client is polite on its own: one request in flight per host and
 // 1 s between two request starts to one host (DefaultHostInFlight,
@@ -84,6 +88,51 @@
 // robots.txt), and [Client.RoundTripper] and [Client.HTTPClient] add robots
 // checks and retries for third-party code that takes an *http.Client.
 //
+// # URLs typed by strangers: the address guard
+//
+// A crawler that fetches URLs from people it does not know (a free
+// checking tool, webhook targets) sets Client.Guard = &Guard{}. Every URL
+// and redirect hop is then refused, before robots.txt, the gate or DNS,
+// when its host is internal whatever DNS says (localhost in any spelling,
+// IP literals in every form a browser reads, their Unicode disguises, a
+// -resolve mapping to an internal address), and every connection is
+// checked at dial time on the address connected, after resolution and
+// before connect(2) (Guard.NewTransport, the client's base when Transport
+// is nil), so DNS rebinding and redirects are covered. Errors match
+// ErrForbiddenAddress and carry an *AddressError naming the URL, the
+// address and its range. HTTP_PROXY is ignored under the guard (a proxy
+// connects where our dialer cannot see); Guard.Proxy opts in. Allow and
+// AllowAddrPorts are the explicit allow-list, for tests against loopback
+// servers.
+//
+// # Conditional requests
+//
+// With Client.Validators (MemoryValidators, or a store of the program's
+// own) every GET sends the validators the URL's last 200 gave, a 304 comes
+// back as Result.Unchanged with BytesSaved, and a response marked
+// Cache-Control: no-store is never kept.
+//
+// # Bot protection and sites that refuse the crawler
+//
+// A challenge or block by bot protection (cf-mitigated: challenge, the
+// "Just a moment..." interstitial, Akamai, DataDome, PerimeterX/HUMAN,
+// Imperva, AWS WAF, a captcha wall) sets Result.Challenge with the signal
+// that matched and is never retried: it is neither a broken page nor a
+// change of one. Result.RobotsStatus is the status of the robots.txt that
+// allowed the URL; Result.RefusesCrawler reports the plain hard block, 401
+// or 403 to both robots.txt and the page (a user-agent rule), where a
+// crawl should stop at the site and say the site refuses the crawler.
+//
+// # Each URL once
+//
+// Client.Claimer (set by frontier.New and redisfrontier.New for their
+// Config.Client) is asked before each redirect target of a Get is
+// requested, after its robots.txt check: a target the crawl has queued or
+// requested already is not requested again, and Get returns the redirect
+// itself, with Result.DuplicateTarget naming the target and a nil error.
+// A redirected page's links belong to Result.FinalURL: pass it as Add's
+// from. Head, RoundTripper and HTTPClient do not claim.
+//
 // # Errors
 //
 // Errors are [*Error] values naming the URL; their causes are the sentinel
@@ -100,7 +149,9 @@
 //	event                   level  when                                     attributes
 //	fetch.disallowed        Info   robots.txt refused a URL or redirect hop url, outcome, rule, line, hop
 //	fetch.redirect_refused  Info   a redirect not followed (limit, loop,    url, to, err
-//	                               bad Location, CheckRedirect)
+//	                               bad Location, CheckRedirect, target
+//	                               already seen by the crawl)
+//	fetch.address_refused   Info   Guard refused a URL or hop by name       url, host, addr, reason, hop
 //	fetch.retry             Info   a retry scheduled                        url, attempt, status, err, wait
 //	slowdown.tripped        Warn   the slowdown tripped (first trip only;   url, status, in_flight, gap
 //	                               per host with backoff.PerHost), by a

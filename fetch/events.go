@@ -15,7 +15,23 @@ const (
 	EventRedirectRefused = "fetch.redirect_refused"
 	EventRetry           = "fetch.retry"
 	EventSlowdownTripped = "slowdown.tripped"
+	EventAddressRefused  = "fetch.address_refused"
 )
+
+// logAddressRefused emits fetch.address_refused: the Guard refused a URL
+// (hop 0) or redirect target (hop n) by name, before any request.
+func logAddressRefused(ctx context.Context, l *slog.Logger, e *AddressError, hop int) {
+	if !enabled(ctx, l, slog.LevelInfo) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 5)
+	attrs = append(attrs, slog.String("url", e.URL), slog.String("host", e.Host))
+	if e.Addr.IsValid() {
+		attrs = append(attrs, slog.String("addr", e.Addr.String()))
+	}
+	attrs = append(attrs, slog.String("reason", e.Reason), slog.Int("hop", hop))
+	l.LogAttrs(ctx, slog.LevelInfo, EventAddressRefused, attrs...)
+}
 
 // enabled reports whether l wants events at level. A nil logger is silent;
 // callers test this before building any attribute, so a disabled logger

@@ -44,6 +44,10 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &Error{Op: method, URL: raw, Err: ErrBadURL}
 	}
 	ctx := req.Context()
+	if err := c.guardURL(ctx, method, req.URL, raw, hopsOf(req)); err != nil {
+		closeReqBody(req)
+		return nil, err
+	}
 	if err := c.allowed(ctx, st, method, raw, hopsOf(req), nil); err != nil {
 		closeReqBody(req)
 		return nil, err

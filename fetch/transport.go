@@ -29,6 +29,17 @@ type Gate interface {
 	Acquire(ctx context.Context, u *url.URL) (release func(), err error)
 }
 
+// Claimer records that a crawl is about to request a URL a redirect led
+// to, so that each URL is requested once per crawl; frontier.Frontier and
+// redisfrontier.Frontier implement it (see Client.Claimer).
+type Claimer interface {
+	// Claim reports whether target may be requested: true records it as
+	// requested by the crawl (a later Add of it is a Duplicate); false
+	// means the crawl has requested or queued it already. A target
+	// outside the crawl's scope is not the crawl's to record: true.
+	Claim(ctx context.Context, target *url.URL) (bool, error)
+}
+
 // RobotsChecker answers whether a crawler answering to tokens (product
 // tokens in order of preference, see robots.Rules.AllowedAs) may fetch
 // rawURL; *robots.Cache implements it. Its error is non-nil only for a bad
@@ -147,7 +158,7 @@ func (t *Transport) header() http.Header {
 func (t *Transport) base() http.RoundTripper {
 	b := t.Base
 	if b == nil && t.client != nil {
-		b = t.client.Transport
+		b = t.client.init().base // with the client's Guard, when it has one
 	}
 	if b == nil {
 		b = defaultBase()
@@ -175,6 +186,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
+	if t.client != nil && t.Base == nil {
+		if err := t.client.guardURL(ctx, req.Method, req.URL, req.URL.Redacted(), nil); err != nil {
+			closeReqBody(req)
+			return nil, err
+		}
+	}
 	r2 := req.Clone(ctx)
 	applyHeader(r2.Header, t.userAgent(), t.header())
 	release := nop

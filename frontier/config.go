@@ -85,8 +85,10 @@ type Config struct {
 	// one from Client.Policy when both are nil; both set and different is
 	// a ConfigError), and when Robots is nil asks the client's robots
 	// checker (Client.Robots, or its private cache: Client.RobotsCache)
-	// with the client's tokens. The client's robots.txt requests then pass
-	// this Frontier's gate too. New writes Client.Gate and Client.Slowdown:
+	// with the client's tokens, and (when Client.Claimer is nil) makes the
+	// Frontier its Claimer, so a redirect's target already seen by the
+	// crawl is not requested again (see Frontier.Claim). The client's
+	// robots.txt requests then pass this Frontier's gate too. New writes Client.Gate and Client.Slowdown:
 	// call it before the client's first request.
 	Client *fetch.Client
 	// Robots, if set, is asked about every URL before it is queued;

@@ -30,7 +30,7 @@
 //			break // ErrComplete, or ctx ended
 //		}
 //		res, err := client.Get(ctx, it.URL)
-//		// ... f.Add(ctx, link, it.Depth+1, it.URL) for each link of res ...
+//		// ... f.Add(ctx, link, it.Depth+1, res.FinalURL) for each link of res ...
 //		f.Done(it, err)
 //	}
 //
@@ -41,6 +41,19 @@
 //
 // [Interface] is what such a loop needs; other frontiers (a shared one on
 // Redis) implement it too.
+//
+// # Each URL requested once
+//
+// A URL is requested at most once per crawl, whether a link, a sitemap or
+// a redirect led to it: Add deduplicates what is queued, and New makes the
+// Frontier its client's fetch.Claimer, so before following a redirect the
+// client asks Claim, which marks the target seen (a later Add of it is a
+// Duplicate) or, when it was seen already, makes the client stop at the
+// redirect (Result.DuplicateTarget). A redirected page's links belong to
+// the page that holds them, the final URL: pass res.FinalURL, not it.URL,
+// as Add's from. Redirect targets outside the scope are not recorded;
+// claimed targets count against no limit and are remembered in memory
+// only (with a PersistentQueue, a resumed crawl may request one again).
 //
 // # Limits
 //
@@ -134,6 +147,7 @@
 //	event               level  when                          attributes
 //	frontier.add        Debug  every Add                     url, from, depth, outcome, rule, line, err
 //	frontier.gate_wait  Debug  an Acquire that had to wait   url, host, wait
+//	frontier.claim      Debug  a redirect target checked     url, outcome (claimed, duplicate, out_of_scope)
 //	frontier.crawl_delay Info  HonorCrawlDelay changed a     url, host, crawl_delay (as read), gap
 //	                           host's gap                    (applied), capped
 //	frontier.host_gap   Debug  Adaptive changed a host's gap url, host, gap, elapsed, status, err

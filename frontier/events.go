@@ -13,6 +13,7 @@ import (
 const (
 	EventAdd        = "frontier.add"
 	EventGateWait   = "frontier.gate_wait"
+	EventClaim      = "frontier.claim"
 	EventCrawlDelay = "frontier.crawl_delay"
 	EventHostGap    = "frontier.host_gap"
 )

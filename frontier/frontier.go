@@ -214,6 +214,9 @@ func New(cfg Config) (*Frontier, error) {
 	if c != nil {
 		c.Slowdown = cfg.Slowdown
 		c.Gate = f
+		if c.Claimer == nil {
+			c.Claimer = f // a redirect target is requested once per crawl too
+		}
 	}
 	return f, nil
 }

@@ -84,7 +84,10 @@ type Config struct {
 	// step as with frontier.Config.Client: New makes the Frontier its Gate
 	// (Client.Gate must be nil), sets its Transport to
 	// Frontier.Transport(Client.Transport) so that requests start within
-	// StartWindow of their admission, shares one Slowdown latch between
+	// StartWindow of their admission (a nil Transport with Client.Guard set
+	// becomes Guard.NewTransport(), so the SSRF guard stays in the
+	// dialer), makes the Frontier its Claimer when it has none (a
+	// redirect target seen by the fleet is not requested again), shares one Slowdown latch between
 	// the two, asks the client's robots checker when Robots is nil, takes
 	// its tokens when RobotsTokens is empty and its Logger when Logger is
 	// nil, and gives the client's robots cache this crawl's RobotsStore

@@ -99,6 +99,13 @@
 // keys' overhead. Two URLs of one site whose hashes collide count as one
 // (probability about n²/2⁶⁵).
 //
+// Redirect targets are in the seen set too: Config.Client makes the
+// Frontier the client's fetch.Claimer, so before following a redirect a
+// worker asks Claim (one round trip, only for redirect hops), and a
+// target any worker queued or requested is not requested again. Links of
+// a redirected page belong to the final URL: FinishFrom(ctx, it,
+// res.FinalURL, err, links).
+//
 // # Slowdown
 //
 // Config.Slowdown is the worker's backoff.Slowdown latch, shared with its

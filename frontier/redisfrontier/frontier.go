@@ -184,8 +184,15 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	if c != nil {
 		c.Slowdown = cfg.Slowdown
 		c.Gate = f
+		if c.Claimer == nil {
+			c.Claimer = f // a redirect target is requested once per crawl, fleet-wide
+		}
 		// Requests start within the start window of their admission.
-		c.Transport = f.Transport(c.Transport)
+		base := c.Transport
+		if base == nil && c.Guard != nil {
+			base = c.Guard.NewTransport() // the SSRF guard's dialer, wrapped below, not an unguarded default
+		}
+		c.Transport = f.Transport(base)
 		// The fleet shares robots.txt: the client's cache loads what any
 		// worker fetched, and takes the fleet-wide fetch lock.
 		if rc := c.RobotsCache(); rc != nil && rc.Store == nil {
@@ -665,9 +672,16 @@ func (f *Frontier) Done(it frontier.Item, err error) error {
 // belong to its shard: what Add for each link followed by Done does, in
 // fewer calls. The results are in the order of links.
 func (f *Frontier) Finish(ctx context.Context, it frontier.Item, fetchErr error, links []string) ([]frontier.AddResult, error) {
+	return f.FinishFrom(ctx, it, it.URL, fetchErr, links)
+}
+
+// FinishFrom is Finish with the links attributed to from, the page that
+// holds them: after a redirect, the fetch's final URL (Result.FinalURL),
+// never the redirecting it.URL.
+func (f *Frontier) FinishFrom(ctx context.Context, it frontier.Item, from string, fetchErr error, links []string) ([]frontier.AddResult, error) {
 	ls := make([]link, len(links))
 	for i, l := range links {
-		ls[i] = link{raw: l, depth: it.Depth + 1, from: it.URL}
+		ls[i] = link{raw: l, depth: it.Depth + 1, from: from}
 	}
 	var d *doneReq
 	if id, shard, ok := f.takeLease(it); ok {

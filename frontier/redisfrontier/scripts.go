@@ -294,21 +294,12 @@ ready(u)
 return finish({'OK', now})
 `
 
-// updateScript adds URLs and then, optionally, finishes an item: the links
-// of a page and its Done in one call. ARGV[7] done lease id (” for none),
-// [8] '1' if the item failed, [9] number of URLs, then 8 fields per URL:
-// unit, host, url, depth, from, hash (int64 decimal), hash low bits,
-// robots ('A' allowed or not asked, 'D' disallowed, 'U' unreachable, '?'
-// not asked yet). Reply: {'OK', done ('OK'|'LOST'|”), code per URL...}
-// where a code is an Outcome, or -1 - maxdepth when robots.txt must be
-// asked first (the unit is a site this worker did not know); done is then
-// 'DEFER' and the item stays out until the call that adds those URLs.
-const updateScript = `
-local QUEUED, DUP, OOS, DEEP, LIMIT, DIS, UNR, STOP = %d, %d, %d, %d, %d, %d, %d, %d
+// seenLib is the seen set of a unit, shared by the update and claim
+// scripts; format it with the bucket modulus (1<<lowBits).
+const seenLib = `
 local LOWMOD = %d
 local ALPHA = num(redis.call('HGET', G, 'alpha'))
 if ALPHA < 1 then ALPHA = 200 end
-local function drop(code) redis.call('HINCRBY', G, 'drop:' .. code, 1) end
 
 -- low returns the low bits (mod LOWMOD) of a two's-complement int64 given
 -- in decimal, exactly (Lua numbers are doubles).
@@ -351,6 +342,20 @@ local function seen(u, K, h, lb)
   end
   return true
 end
+`
+
+// updateScript adds URLs and then, optionally, finishes an item: the links
+// of a page and its Done in one call. ARGV[7] done lease id (” for none),
+// [8] '1' if the item failed, [9] number of URLs, then 8 fields per URL:
+// unit, host, url, depth, from, hash (int64 decimal), hash low bits,
+// robots ('A' allowed or not asked, 'D' disallowed, 'U' unreachable, '?'
+// not asked yet). Reply: {'OK', done ('OK'|'LOST'|”), code per URL...}
+// where a code is an Outcome, or -1 - maxdepth when robots.txt must be
+// asked first (the unit is a site this worker did not know); done is then
+// 'DEFER' and the item stays out until the call that adds those URLs.
+const updateScript = `
+local QUEUED, DUP, OOS, DEEP, LIMIT, DIS, UNR, STOP = %d, %d, %d, %d, %d, %d, %d, %d
+local function drop(code) redis.call('HINCRBY', G, 'drop:' .. code, 1) end
 
 local function add(u, host, url, d, from, h, lb, rb)
   local K = ukey(u)
@@ -410,6 +415,18 @@ elseif id ~= '' then
   end
 end
 return finish(res)
+`
+
+// claimScript records a redirect target about to be requested in its
+// unit's seen set. ARGV[7] unit, [8] hash (int64 decimal), [9] hash low
+// bits. Reply: {'OK', 'NEW'|'DUP'|'OOS'} (OOS: the unit is no site of the
+// crawl, nothing recorded).
+const claimScript = `
+local u = ARGV[7]
+local K = ukey(u)
+if redis.call('HGET', K, 'site') ~= '1' then return finish({'OK', 'OOS'}) end
+if seen(u, K, ARGV[8], tonumber(ARGV[9])) then return finish({'OK', 'NEW'}) end
+return finish({'OK', 'DUP'})
 `
 
 // siteScript registers a site (a unit with limits; first registration
@@ -560,9 +577,10 @@ var (
 	scriptAcquire = redis.NewScript(prelude + acquireScript)
 	scriptReadmit = redis.NewScript(prelude + readmitScript)
 	scriptLate    = redis.NewScript(prelude + lateScript)
-	scriptUpdate  = redis.NewScript(prelude + fmt.Sprintf(updateScript,
+	scriptUpdate  = redis.NewScript(prelude + fmt.Sprintf(seenLib, 1<<lowBits) + fmt.Sprintf(updateScript,
 		frontier.Queued, frontier.Duplicate, frontier.OutOfScope, frontier.TooDeep, frontier.PageLimit,
-		frontier.Disallowed, frontier.RobotsUnreachable, frontier.Stopped, 1<<lowBits))
+		frontier.Disallowed, frontier.RobotsUnreachable, frontier.Stopped))
+	scriptClaim  = redis.NewScript(prelude + fmt.Sprintf(seenLib, 1<<lowBits) + claimScript)
 	scriptSite   = redis.NewScript(prelude + siteScript)
 	scriptStop   = redis.NewScript(prelude + fmt.Sprintf(stopScript, frontier.Stopped))
 	scriptTrip   = redis.NewScript(prelude + tripScript)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,9 +56,12 @@ func TestREADMEGoBlocksBuildAndRun(t *testing.T) {
 
 			site := testsite.New(t)
 			site.Robots("User-agent: *\nDisallow: /private/\n")
-			site.HTML("/", `<title>Home</title><a href="/a">A</a> <a href="/private/x">secret</a> <a href="https://elsewhere.example/">out</a>`)
+			site.HTML("/", `<title>Home</title><a href="/redir-chain">chain</a> <a href="/redir">R</a> <a href="/a">A</a> <a href="/private/x">secret</a> <a href="https://elsewhere.example/">out</a>`)
+			site.Redirect("/redir", "/a", http.StatusMovedPermanently)
+			site.Redirect("/redir-chain", "/redir", http.StatusFound)
 			site.HTML("/a", `<title>A</title><a href="/">home</a> <a href="/b">B</a>`)
 			site.HTML("/b", `<title>B</title>no links`)
+			site.Redirect("/private/start", "/", http.StatusFound)
 
 			rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
 			defer rcancel()
@@ -68,7 +72,22 @@ func TestREADMEGoBlocksBuildAndRun(t *testing.T) {
 			assert.NotEmpty(t, strings.TrimSpace(stdout.String()), "README Go block %d printed nothing", i+1)
 			assert.Zero(t, site.Count("/private/x"), "README Go block %d requested a URL robots.txt forbids", i+1)
 			assert.Equal(t, "/robots.txt", site.Paths()[0], "robots.txt first")
+			// /a is linked directly and reached through /redir and /redir-chain: requested once.
+			assert.Equal(t, 1, site.Count("/a"), "README Go block %d requested /a more than once: %v", i+1, site.Paths())
+			assert.Equal(t, 1, site.Count("/redir"), "README Go block %d: %v", i+1, site.Paths())
 			t.Logf("block %d printed:\n%s", i+1, stdout.String())
+
+			// A start URL robots.txt refuses: nothing is crawled, and the program says so and fails.
+			before := site.Total()
+			stdout.Reset()
+			stderr.Reset()
+			cmd = exec.CommandContext(rctx, bin, site.URL()+"/private/start")
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err = cmd.Run()
+			require.Error(t, err, "README Go block %d exited 0 for a start URL robots.txt refuses:\n%s", i+1, stdout.String())
+			assert.Contains(t, stderr.String(), "/private/start", "README Go block %d did not name the refused start URL", i+1)
+			assert.Zero(t, site.Count("/private/start"), "README Go block %d requested a disallowed start URL", i+1)
+			assert.LessOrEqual(t, site.Total()-before, 1, "README Go block %d crawled after a refused start (only robots.txt may be asked again)", i+1)
 		})
 	}
 }
