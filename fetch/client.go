@@ -682,7 +682,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	}
 	if err != nil {
 		err = st.requestError(ctx, rctx, err)
-		return nil, observing(g, u, 0, err, sent, c.now, release), err
+		return nil, observing(g, u, 0, err, sent, c, release), err
 	}
 	headers := c.now()
 	res.TTFB = headers.Sub(sent)
@@ -707,7 +707,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	} else {
 		res.Challenge = DetectChallenge(resp.StatusCode, resp.Header, res.Body)
 	}
-	return resp, observing(g, u, resp.StatusCode, err, sent, c.now, release), err
+	return resp, observing(g, u, resp.StatusCode, err, sent, c, release), err
 }
 
 // waitContext carries the waits a transport reports with ReportGateWait.

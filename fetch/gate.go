@@ -201,13 +201,17 @@ type Observer interface {
 // observing wraps release so that an Observer g hears how the request to
 // u sent at sent ended (status, or err) first; for other gates it returns
 // release itself, allocating nothing.
-func observing(g Gate, u *url.URL, status int, err error, sent time.Time, now func() time.Time, release func()) func() {
+func observing(g Gate, u *url.URL, status int, err error, sent time.Time, c clock, release func()) func() {
 	ob, ok := g.(Observer)
 	if !ok {
 		return release
 	}
 	return func() {
-		ob.Observe(u, backoff.Observation{Status: status, Err: err, Elapsed: now().Sub(sent)})
+		ob.Observe(u, backoff.Observation{Status: status, Err: err, Elapsed: c.now().Sub(sent)})
 		release()
 	}
 }
+
+// clock is a *Client or *Transport: passing one, unlike a method value,
+// allocates nothing on the hot path.
+type clock interface{ now() time.Time }

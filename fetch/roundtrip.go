@@ -85,9 +85,9 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			err = st.requestError(ctx, rctx, err)
 			resp = nil
-			release = observing(g, req.URL, 0, err, sent, c.now, release)
+			release = observing(g, req.URL, 0, err, sent, c, release)
 		} else {
-			release = observing(g, req.URL, resp.StatusCode, nil, sent, c.now, release)
+			release = observing(g, req.URL, resp.StatusCode, nil, sent, c, release)
 		}
 		now := c.now()
 		d := c.Policy.Decide(n, resp, err, now)

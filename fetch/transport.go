@@ -218,10 +218,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: err} // name the URL, as every error here does
 		cancel()
-		observing(g, req.URL, 0, err, sent, t.now, release)()
+		observing(g, req.URL, 0, err, sent, t, release)()
 		return nil, err
 	}
-	release = observing(g, req.URL, resp.StatusCode, nil, sent, t.now, release)
+	release = observing(g, req.URL, resp.StatusCode, nil, sent, t, release)
 	if s := t.slowdown(); s != nil {
 		now := t.now()
 		if t.policy().Decide(1, resp, nil, now).Slowdown {
