@@ -129,17 +129,43 @@ type host struct {
 	stopped     bool
 	inScope     bool // a start host or its twin (default scope)
 
-	// This host's own pace, on top of the run's limits: a PerHost
-	// slowdown, a Crawl-delay, the adaptive policy. gap is the largest of
-	// the three (ns); cap bounds its requests in flight (0: none).
+	// The host's effective limits, kept up to date by setPaceLocked so
+	// the hot path reads one field each: least ns between two of its
+	// starts (PerHostGap or its own pace) and most requests in flight.
+	pace  int64
+	maxIn int
+	own   *ownPace // nil until the host gets a pace of its own
+}
+
+// ownPace is what can make one host slower than the run's limits: a
+// PerHost slowdown, a Crawl-delay, the adaptive policy. gap is the
+// largest of the three (ns); cap bounds its requests in flight (0: none).
+type ownPace struct {
 	cap                         int
 	gap                         int64
 	slowGap, delayGap, adaptGap int64
 	delaySeen                   bool // a Crawl-delay answer was applied
 }
 
-// setGap recomputes h.gap from its parts.
-func (h *host) setGap() { h.gap = max(h.slowGap, h.delayGap, h.adaptGap) }
+// ownPace returns h's own pace, creating it.
+func (h *host) ownPace() *ownPace {
+	if h.own == nil {
+		h.own = &ownPace{}
+	}
+	return h.own
+}
+
+// setPaceLocked recomputes h's effective limits from the run's and its own.
+func (f *Frontier) setPaceLocked(h *host) {
+	h.pace, h.maxIn = f.perHostGap, f.perHostInFlight
+	if p := h.own; p != nil {
+		p.gap = max(p.slowGap, p.delayGap, p.adaptGap)
+		h.pace = max(h.pace, p.gap)
+		if p.cap > 0 && p.cap < h.maxIn {
+			h.maxIn = p.cap
+		}
+	}
+}
 
 const never = math.MinInt64 / 4 // "no start yet"; never + any gap stays far in the past
 
@@ -356,13 +382,14 @@ func (f *Frontier) applyCrawlDelayLocked(h *host, cd *crawlDelay) {
 		g = int64(min(cd.delay, time.Duration(f.maxHostGap)))
 	}
 	cd.host, cd.applied = h.name, time.Duration(max(g, f.perHostGap))
-	if g == h.delayGap && h.delaySeen {
+	p := h.ownPace()
+	if g == p.delayGap && p.delaySeen {
 		return
 	}
-	cd.changed = cd.set || h.delaySeen
-	h.delaySeen = true
-	h.delayGap = g
-	h.setGap()
+	cd.changed = cd.set || p.delaySeen
+	p.delaySeen = true
+	p.delayGap = g
+	f.setPaceLocked(h)
 	f.fixLocked(h)
 	f.notifyLocked()
 }
@@ -530,7 +557,8 @@ func (f *Frontier) hostLocked(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
 		f.nextHostID++
-		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never}
+		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never,
+			pace: f.perHostGap, maxIn: f.perHostInFlight}
 		f.hosts[name] = h
 	}
 	return h
@@ -542,15 +570,10 @@ func (f *Frontier) eligible(h *host) bool {
 }
 
 // hostInFlight is the most requests in flight to h.
-func (f *Frontier) hostInFlight(h *host) int {
-	if h.cap > 0 && h.cap < f.perHostInFlight {
-		return h.cap
-	}
-	return f.perHostInFlight
-}
+func (f *Frontier) hostInFlight(h *host) int { return h.maxIn }
 
 // hostGap is the least time (ns) between two starts on h.
-func (f *Frontier) hostGap(h *host) int64 { return max(f.perHostGap, h.gap) }
+func (f *Frontier) hostGap(h *host) int64 { return h.pace }
 
 // readyAt is when h may next start a request, as far as h itself goes.
 func (f *Frontier) readyAt(h *host) int64 {
@@ -587,6 +610,7 @@ func (f *Frontier) checkSlowdownLocked() {
 		f.perHostGap = max(f.perHostGap, int64(gap))
 		f.ready.init(f)
 		for _, h := range f.hosts {
+			f.setPaceLocked(h)
 			f.fixLocked(h)
 		}
 		return
@@ -601,9 +625,10 @@ func (f *Frontier) checkSlowdownLocked() {
 			continue
 		}
 		h := f.hostLocked(name)
-		h.cap = inFlight
-		h.slowGap = int64(gap)
-		h.setGap()
+		p := h.ownPace()
+		p.cap = inFlight
+		p.slowGap = int64(gap)
+		f.setPaceLocked(h)
 		f.fixLocked(h)
 	}
 }
@@ -838,15 +863,16 @@ func (f *Frontier) Observe(u *url.URL, o backoff.Observation) {
 	}
 	floor := time.Duration(max(f.gap, f.perHostGap))
 	ceil := time.Duration(max(f.maxHostGap, int64(floor)))
-	cur := max(time.Duration(h.adaptGap), floor)
+	p := h.ownPace()
+	cur := max(time.Duration(p.adaptGap), floor)
 	next := min(max(f.cfg.Adaptive(floor, ceil, cur, o), floor), ceil)
 	changed := next != cur
 	if changed {
-		h.adaptGap = int64(next)
+		p.adaptGap = int64(next)
 		if next == floor {
-			h.adaptGap = 0 // at the configured pace: no gap of its own
+			p.adaptGap = 0 // at the configured pace: no gap of its own
 		}
-		h.setGap()
+		f.setPaceLocked(h)
 		f.fixLocked(h)
 		f.notifyLocked() // a shorter gap may let a waiter go sooner
 	}

@@ -59,10 +59,13 @@ func (f *Frontier) Stats() Stats {
 	for name, h := range f.hosts {
 		hs := HostStats{
 			Queued: h.queued, Out: h.out, InFlight: h.inFlight, Done: h.done, Failed: h.failed,
-			Requests: h.requests, Blocked: h.blocked, Stopped: h.stopped, Slowdown: h.slowGap > 0,
+			Requests: h.requests, Blocked: h.blocked, Stopped: h.stopped,
 		}
-		if h.gap > f.perHostGap {
-			hs.Gap = time.Duration(h.gap)
+		if p := h.own; p != nil {
+			hs.Slowdown = p.slowGap > 0
+			if p.gap > f.perHostGap {
+				hs.Gap = time.Duration(p.gap)
+			}
 		}
 		if hs != (HostStats{}) { // skip twins known only for scope
 			s.Hosts[name] = hs
