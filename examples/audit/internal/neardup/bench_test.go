@@ -1,0 +1,62 @@
+package neardup
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// BenchmarkGroups finds the near-duplicate groups of the generated shop at two sizes; B/page is the
+// memory allocated per page by one search, kept-B/page the heap the Index holds per page.
+//
+//	go test -run '^$' -bench Groups -benchmem ./examples/audit/internal/neardup/
+func BenchmarkGroups(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			fps := corpus(n)
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			x := &Index{}
+			for p, fp := range fps {
+				x.Add(uint32(p), fp)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			kept := float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n)
+			b.ResetTimer()
+			groups := 0
+			for b.Loop() {
+				groups = 0
+				for range x.Groups() {
+					groups++
+				}
+			}
+			b.StopTimer()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.TotalAlloc-m1.TotalAlloc)/float64(b.N)/float64(n), "B/page")
+			b.ReportMetric(float64(groups), "groups")
+			b.ReportMetric(kept, "kept-B/page")
+			runtime.KeepAlive(x)
+		})
+	}
+}
+
+// BenchmarkHasher is the cost of fingerprinting one product page of the shop (about 1.5 KB of
+// text, 200 words), written in the pieces a tokenizer hands over.
+func BenchmarkHasher(b *testing.B) {
+	var parts []string
+	pageText(7, func(s string) { parts = append(parts, s) })
+	b.SetBytes(int64(len(strings.Join(parts, ""))))
+	b.ReportAllocs()
+	var h Hasher
+	for b.Loop() {
+		h.Reset()
+		for _, s := range parts {
+			h.WriteString(s)
+		}
+		_ = h.Sum()
+	}
+}
