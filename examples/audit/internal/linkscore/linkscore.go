@@ -282,7 +282,7 @@ func (g *Graph) Rank(ctx context.Context, o Options) (*Ranks, error) {
 }
 
 // RankStream computes the same ranks as Load and Rank without keeping the links: it reads links
-// once to count each page's links and once more on every iteration, so it holds 20 bytes per page
+// once to count each page's links and once more on every iteration, so it holds 24 bytes per page
 // and nothing per link. It stops at the first error of links or of ctx.
 func (g *Graph) RankStream(ctx context.Context, links Links, o Options) (*Ranks, error) {
 	g.resolve()
