@@ -21,8 +21,9 @@ const (
 	// MaxBucket bounds the comparisons in one band bucket: a bucket of at most MaxBucket pages is
 	// compared pair by pair; in a larger one (hundreds of pages that share a band, nearly always
 	// near-copies of each other) each page is compared with the MaxBucket pages after it in the
-	// bucket's order, so a site of near-identical pages costs n·MaxBucket comparisons, not n².
-	// Groups stay whole through union-find; Pairs may then leave out some pairs of a large group.
+	// bucket's order, so a search never compares more than bands·MaxBucket·n = 512n pairs, whatever
+	// the pages: a site of near-identical pages costs 512n comparisons, not n²/2. Groups stay whole
+	// through union-find; Pairs may then leave out some pairs of a large group.
 	MaxBucket = 64
 )
 
@@ -198,10 +199,10 @@ func (x *Index) search(st *Stats, pair func(i, j int, m int) bool) {
 		for b < len(t) && t[b].key == t[a].key {
 			b++
 		}
-		// Within a run the indexes ascend, so the first equal page not itself a copy is the earliest.
+		// Within a run the indexes ascend, so the first equal page is the earliest, never a copy.
 		for k := a + 1; k < b; k++ {
 			for f := a; f < k; f++ {
-				if dup[t[f].i] || x.fps[t[f].i] != x.fps[t[k].i] {
+				if x.fps[t[f].i] != x.fps[t[k].i] {
 					continue
 				}
 				dup[t[k].i] = true
