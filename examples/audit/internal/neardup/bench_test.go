@@ -74,3 +74,53 @@ func BenchmarkHasher(b *testing.B) {
 		_ = h.Sum()
 	}
 }
+
+// BenchmarkGroupsSynthetic is the search over fingerprints made without text (each value drawn from
+// a hash of the page number; every 50th page gets a copy with four values changed, similarity
+// 60/64), so a million pages can be measured in seconds:
+//
+//	go test -run '^$' -bench 'GroupsSynthetic' -benchmem -benchtime 1x ./examples/audit/internal/neardup/
+func BenchmarkGroupsSynthetic(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
+			var m0, m1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m0)
+			x := &Index{}
+			x.Grow(n)
+			var fp Fingerprint
+			for p := range n {
+				if p%familySize != 1 {
+					for i := range fp {
+						fp[i] = uint16(mix(uint64(p)<<8 | uint64(i)))
+					}
+				} else {
+					for i := range 4 {
+						fp[i*16] ^= 1
+					}
+				}
+				x.Add(uint32(p), fp)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			kept := float64(m1.HeapAlloc-m0.HeapAlloc) / float64(n)
+			b.ResetTimer()
+			cpu := cpuTime()
+			groups := 0
+			for b.Loop() {
+				groups = 0
+				for range x.Groups() {
+					groups++
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime()-cpu)/1e6/float64(b.N), "cpu-ms/op")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.TotalAlloc-m1.TotalAlloc)/float64(b.N)/float64(n), "B/page")
+			b.ReportMetric(kept, "kept-B/page")
+			b.ReportMetric(float64(groups), "groups")
+			runtime.KeepAlive(x)
+		})
+	}
+}

@@ -48,6 +48,15 @@ func (x *Index) Add(id uint32, fp Fingerprint) {
 	x.fps = append(x.fps, fp)
 }
 
+// Grow makes room for n more pages, so that adding them allocates nothing more. The audit knows its
+// page count (a COUNT over the pages table): growing by appends instead leaves the discarded smaller
+// arrays to the garbage collector, and at a million pages the process's peak RSS is then 3.5 times
+// the 132 MB the Index holds.
+func (x *Index) Grow(n int) {
+	x.ids = slices.Grow(x.ids, n)
+	x.fps = slices.Grow(x.fps, n)
+}
+
 // Len is the number of pages added.
 func (x *Index) Len() int { return len(x.ids) }
 

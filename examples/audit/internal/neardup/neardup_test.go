@@ -360,3 +360,13 @@ func FuzzHasher(f *testing.F) {
 		}
 	})
 }
+
+func TestGrowThenAddAllocatesNothing(t *testing.T) {
+	var x Index
+	x.Grow(1000)
+	fp := Of("some page")
+	id := uint32(0)
+	if a := testing.AllocsPerRun(999, func() { x.Add(id, fp); id++ }); a != 0 {
+		t.Errorf("Add after Grow allocates %v times", a)
+	}
+}
