@@ -48,7 +48,7 @@ func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, s
 // how many requests per page missed their start window (admitted again or
 // recorded late, each one more round trip). Sites have no gap, or 20 ms.
 func BenchmarkCrawlPage(b *testing.B) {
-	for _, gap := range []time.Duration{0, 20 * time.Millisecond} {
+	for _, gap := range []time.Duration{0, 20 * time.Millisecond, 300 * time.Millisecond} {
 		b.Run("gap="+gap.String(), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()

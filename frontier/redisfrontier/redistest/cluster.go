@@ -203,22 +203,51 @@ func (c *Cluster) MasterOf(ctx context.Context, slot int64) (*Server, error) {
 			continue
 		}
 		cl := nodeClient(s)
-		slots, err := cl.ClusterSlots(ctx).Result()
+		shards, err := cl.ClusterShards(ctx).Result()
 		cl.Close()
 		if err != nil {
 			continue
 		}
-		for _, r := range slots {
-			if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-				for _, n := range c.Nodes() {
-					if n.Addr() == r.Nodes[0].Addr {
-						return n, nil
+		for _, sh := range shards {
+			covers := false
+			for _, r := range sh.Slots {
+				covers = covers || r.Start <= slot && slot <= r.End
+			}
+			if !covers {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role != "master" || n.Health != "online" {
+					continue
+				}
+				for _, srv := range c.Nodes() {
+					if srv.port == int(n.Port) {
+						return srv, nil
 					}
 				}
 			}
 		}
+		return nil, fmt.Errorf("%s: no online master serves slot %d", s.Addr(), slot)
 	}
 	return nil, fmt.Errorf("no live node serves slot %d", slot)
+}
+
+// WaitPromoted waits until a node other than old serves slot and the
+// cluster is healthy again: old's replica has taken over.
+func (c *Cluster) WaitPromoted(ctx context.Context, slot int64, old *Server) error {
+	if err := waitFor(ctx, func() error {
+		m, err := c.MasterOf(ctx, slot)
+		if err != nil {
+			return err
+		}
+		if m == old {
+			return fmt.Errorf("slot %d still on %s", slot, old.Addr())
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return c.WaitHealthy(ctx)
 }
 
 // WaitHealthy waits until every running node reports cluster_state:ok
