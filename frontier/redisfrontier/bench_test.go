@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +64,23 @@ func BenchmarkCrawlPage(b *testing.B) {
 				}
 				ops0, us0 := commandCalls(b, ctx, rdb)
 				rt0 := w.f.RoundTrips()
+				// Count the wake-ups: 'n' ones send Next's waiters back to
+				// Redis, the others only Acquire's and lock waiters.
+				ps := rdb.Subscribe(ctx, "polite:bench:wake")
+				_, err := ps.Receive(ctx)
+				require.NoError(b, err)
+				var wakeN, wakeOther atomic.Int64
+				counted := make(chan struct{})
+				go func() {
+					defer close(counted)
+					for m := range ps.Channel() {
+						if m.Payload == "n" {
+							wakeN.Add(1)
+						} else {
+							wakeOther.Add(1)
+						}
+					}
+				}()
 				b.StartTimer()
 				var n int
 				var mu sync.Mutex
@@ -76,6 +94,11 @@ func BenchmarkCrawlPage(b *testing.B) {
 				b.ReportMetric(float64(ops1-ops0)/float64(n), "redis-ops/page")
 				b.ReportMetric(float64(st.Readmitted+st.LateStarts)/float64(n), "late/page")
 				b.ReportMetric(float64(n), "pages")
+				time.Sleep(20 * time.Millisecond) // the last messages
+				ps.Close()
+				<-counted
+				b.ReportMetric(float64(wakeN.Load())/float64(n), "next-wakeups/page")
+				b.ReportMetric(float64(wakeOther.Load())/float64(n), "other-wakeups/page")
 				b.StartTimer()
 			}
 		})
