@@ -77,12 +77,17 @@
 // ErrLateStart. Every request admitted and every late start can be
 // logged (Config.Logger), on the Redis clock.
 //
-// Waiters are woken by a publish on the crawl's channel whenever a script
-// frees capacity or queues work, and otherwise sleep exactly until the
-// time the script named (the next gap, the next lease expiry): there is no
-// polling interval. A release rides on the worker's next call (usually the
-// Finish that follows a fetch) or goes alone after 2 ms; meanwhile the
-// slot still counts, on the polite side.
+// Waiters are woken by a publish on the crawl's channel when a script
+// makes something possible sooner than waiters were told — a site ready
+// earlier than before ('n', for Next), a slot freed at a site that was at
+// its in-flight limit ('w', for Acquire) — and otherwise sleep exactly
+// until the time the script named (the next gap, the next lease expiry):
+// there is no polling interval. In each worker one caller of Next at a
+// time asks Redis and waits; the others queue behind it, and with one
+// shard the reply that hands out an item says when the next may go, so
+// idle fetchers cost no calls. A release rides on the worker's next call
+// (usually the Finish that follows a fetch) or goes alone after 2 ms;
+// meanwhile the slot still counts, on the polite side.
 //
 // A page costs three round trips: Next, Acquire, and Finish, which adds
 // the page's links and marks it done in one call (Add per link and Done
@@ -136,6 +141,27 @@
 // Redis has the crawl back and workers resume. Without it the crawl's
 // state is gone; every call then fails with ErrStateLost rather than
 // starting the crawl over and fetching pages again.
+//
+// On Redis Cluster (NewClient with a cluster URL), a call that fails
+// because a master died, or with CLUSTERDOWN, TRYAGAIN or LOADING while
+// its replica is promoted, makes the client reload the slot map and is
+// retried within the same Outage. Replication is asynchronous, so a
+// promoted replica may lack the dead master's last writes, among them
+// admissions: every admitting script compares the serving master's run
+// id with the one recorded in the shard and, when it changed, fences the
+// shard — no site of it is admitted until its gap has passed since the
+// change (FleetStats.Fences) — so the gap holds at every site across a
+// failover. A retried Acquire whose first reply was lost finds its slot
+// in and admits nothing twice. A hand-out or a done mark lost with the
+// master comes back after the item's lease: such an item is fetched once
+// more; at most the items handed out or finished in the replication lag
+// before the crash (none in the failover test). Resharding: calls follow
+// ASK and MOVED; every script first touches a key that never exists,
+// which a master whose slot is migrating away refuses, so the script
+// fails before writing anything and is retried on the slot's new master.
+// Move each slot's keys in one MIGRATE (redis-cli --cluster reshard
+// --cluster-pipeline larger than a slot's keys), so that no script sees
+// part of a shard on each side.
 //
 // # Figures
 //

@@ -95,48 +95,6 @@ func BenchmarkClusterScaling(b *testing.B) {
 	}
 }
 
-// BenchmarkIdleVisit: the cost an idle worker pays visiting every shard
-// before it sleeps, at 16, 64 and 256 shards: one Next that finds nothing
-// to hand out anywhere (the crawl's only item is out with another
-// worker). Reports round trips and Redis script time per visit; the time
-// per op is the visit's wall time on loopback.
-func BenchmarkIdleVisit(b *testing.B) {
-	for _, shards := range []int{16, 64, 256} {
-		b.Run(fmt.Sprintf("shards=%d", shards), func(b *testing.B) {
-			_, rdb := startRedis(b)
-			ctx := context.Background()
-			cfg := redisfrontier.DefaultConfig("idle")
-			cfg.Shards = shards
-			cfg.Site = redisfrontier.Limits{MaxDepth: 1, InFlight: 1}
-			busy, err := redisfrontier.New(ctx, rdb, cfg)
-			require.NoError(b, err)
-			defer busy.Close()
-			busy.Add(ctx, "https://only.example/", 0, "")
-			_, err = busy.Next(ctx) // held: the crawl is neither complete nor has work
-			require.NoError(b, err)
-			idle, err := redisfrontier.New(ctx, rdb, cfg)
-			require.NoError(b, err)
-			defer idle.Close()
-			_, us0 := commandCalls(b, ctx, rdb)
-			rt0 := idle.RoundTrips()
-			var visits int
-			for b.Loop() {
-				// Next visits every shard, finds nothing, then waits for a
-				// wake-up or the lease's expiry: the deadline ends the wait
-				// right after the visit.
-				vctx, cancel := context.WithTimeout(ctx, time.Duration(shards)*2*time.Millisecond+20*time.Millisecond)
-				_, err := idle.Next(vctx)
-				cancel()
-				require.Error(b, err)
-				visits++
-			}
-			_, us1 := commandCalls(b, ctx, rdb)
-			b.ReportMetric(float64(idle.RoundTrips()-rt0)/float64(visits), "roundtrips/visit")
-			b.ReportMetric(float64(us1-us0)/float64(visits), "redis-µs/visit")
-		})
-	}
-}
-
 // BenchmarkFrontierMemory generates a frontier of 100,000 sites straight
 // through the API — AddSite per site, then AddAll of its other URLs (10
 // per site: 1,000,000 URLs; POLITE_BENCH_URLS=10000000 for 100 per site)

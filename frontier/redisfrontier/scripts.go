@@ -153,16 +153,20 @@ local function reap()
   end
 end
 
+-- release frees in-flight slots. Only a site that was at its in-flight
+-- limit, or a run-wide limit, can have a request waiting for the slot:
+-- other releases wake nobody (a PUBLISH reaches every node of a cluster).
 local function release(ids)
   for id in string.gmatch(ids, '%S+') do
     local u = redis.call('HGET', P .. 'slot', id)
     if u then
       redis.call('ZREM', P .. 'slots', id)
       redis.call('HDEL', P .. 'slot', id)
+      local v = redis.call('HMGET', ukey(u), 'inflight', 'hif', 'slowed')
+      if num(v[1]) >= ulimits(v[2], 0, v[3]) then wake = true end
       redis.call('HINCRBY', ukey(u), 'inflight', -1)
       redis.call('HINCRBY', G, 'inflight', -1)
-      wake = true
-      if MAXIF > 0 then wakeN = true end
+      if MAXIF > 0 then wake, wakeN = true, true end
     end
   end
 end
@@ -458,7 +462,6 @@ elseif id ~= '' then
     redis.call('HINCRBY', G, 'out', -1)
     redis.call('HINCRBY', G, field, 1)
     ready(u)
-    wake = true
     -- Next's waiters care when the run-wide limit frees a place, and
     -- when the last item is done (the crawl may be complete).
     if MAXIF > 0 then wakeN = true end
