@@ -125,7 +125,10 @@
 //
 // Every key of a crawl starts with "polite:{<crawl>}:" — one hash tag, so
 // one Cluster slot — or, with Config.Shards = N > 1, "polite:{<crawl>/<i>}:"
-// where i is the xxhash of the site modulo N. A site, its hosts, queues,
+// (or "{<crawl>/<i>.<k>}", see Frontier.Shards) where i is the xxhash of
+// the site modulo N; shard i's tag falls in the i-th of N equal bands of
+// the 16384 slots, so the shards split evenly over masters that own equal
+// slot ranges. A site, its hosts, queues,
 // seen buckets, leases and robots entries all live in one shard, and
 // every script touches one shard only, so the crawl spreads over N slots
 // and hence over the cluster's masters; give N a few times the number of

@@ -99,7 +99,7 @@ func waitReplicated(ctx context.Context, rdb *redis.Client, master, replica *red
 // any Redis must hold: each page fetched once, every site's in-flight
 // limit and gap kept as the site's kernel saw the requests arrive. It
 // returns the longest time no page was fetched after during began.
-func clusterCrawl(t *testing.T, c *redistest.Cluster, during func(ctx context.Context)) (pause time.Duration, st redisfrontier.FleetStats) {
+func clusterCrawl(t *testing.T, c *redistest.Cluster, during func(ctx context.Context, f *redisfrontier.Frontier)) (pause time.Duration, st redisfrontier.FleetStats) {
 	t.Helper()
 	const nSites, gap = 12, 40 * time.Millisecond
 	sites := makeSites(t, nSites, 5*time.Millisecond)
@@ -145,7 +145,7 @@ func clusterCrawl(t *testing.T, c *redistest.Cluster, during func(ctx context.Co
 		mu.Lock()
 		began = time.Now()
 		mu.Unlock()
-		during(ctx)
+		during(ctx, workers[0].f)
 	})
 	wg.Wait()
 	require.Len(t, got, nSites*13, "every page fetched")
@@ -177,9 +177,9 @@ func checkGap(t *testing.T, i int, s *testsite.Site, gap time.Duration) {
 	}
 }
 
-// shardSlot returns the cluster slot of shard i of crawl "cl" (6 shards).
-func shardSlot(t *testing.T, c *redistest.Cluster, i int) int64 {
-	n, err := c.Client().ClusterKeySlot(t.Context(), fmt.Sprintf("polite:{cl/%d}:g", i)).Result()
+// shardSlot returns the cluster slot of shard i of the crawl f works on.
+func shardSlot(t *testing.T, c *redistest.Cluster, f *redisfrontier.Frontier, i int) int64 {
+	n, err := c.Client().ClusterKeySlot(t.Context(), "polite:{"+f.Shards()[i]+"}:g").Result()
 	require.NoError(t, err)
 	return n
 }
@@ -193,14 +193,14 @@ func TestClusterFailover(t *testing.T) {
 	redis.SetLogger(quietLogger{}) // go-redis logs every refused dial to the dead master
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
 	var killedAt time.Time
-	pause, st := clusterCrawl(t, c, func(ctx context.Context) {
-		m, err := c.MasterOf(ctx, shardSlot(t, c, 0))
+	pause, st := clusterCrawl(t, c, func(ctx context.Context, f *redisfrontier.Frontier) {
+		m, err := c.MasterOf(ctx, shardSlot(t, c, f, 0))
 		if !assert.NoError(t, err) {
 			return
 		}
 		killedAt = time.Now()
 		m.Crash()
-		assert.NoError(t, c.WaitPromoted(ctx, shardSlot(t, c, 0), m))
+		assert.NoError(t, c.WaitPromoted(ctx, shardSlot(t, c, f, 0), m))
 		t.Logf("cluster healthy again %v after the kill", time.Since(killedAt).Round(time.Millisecond))
 	})
 	t.Logf("longest pause in fetching after the kill: %v; %d re-handed, %d shards fenced", pause.Round(time.Millisecond), st.Rehanded, st.Fences)
@@ -213,9 +213,9 @@ func TestClusterFailover(t *testing.T) {
 // crawl finishes with every page once and every gap kept.
 func TestClusterResharding(t *testing.T) {
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
-	pause, st := clusterCrawl(t, c, func(ctx context.Context) {
+	pause, st := clusterCrawl(t, c, func(ctx context.Context, f *redisfrontier.Frontier) {
 		for _, shard := range []int{0, 1} {
-			slot := shardSlot(t, c, shard)
+			slot := shardSlot(t, c, f, shard)
 			src, err := c.MasterOf(ctx, slot)
 			if !assert.NoError(t, err) {
 				return

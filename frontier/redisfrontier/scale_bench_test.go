@@ -29,7 +29,7 @@ func redisCPU(b *testing.B, ctx context.Context, addr string) float64 {
 	return u + s
 }
 
-// BenchmarkClusterScaling crawls 40 loopback sites of 51 pages that
+// BenchmarkClusterScaling crawls 120 loopback sites of 17 pages that
 // answer at once (gap 0, 16 in flight per site) with 6 workers of 4
 // fetchers, each worker its own cluster client, on a Redis Cluster of 1,
 // 2 and 3 masters in the same run, the crawl split over 12 shards. It
@@ -44,9 +44,9 @@ func BenchmarkClusterScaling(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				c := redistest.StartCluster(b, redistest.ClusterOptions{Masters: masters})
-				sites := manyPageSites(b, 40, 50, 0)
+				sites := manyPageSites(b, 120, 16, 0)
 				cfg := redisfrontier.DefaultConfig("scale")
-				cfg.Shards = 12
+				cfg.Shards = 36
 				cfg.Site = redisfrontier.Limits{MaxDepth: 5, InFlight: 16}
 				var ws []*worker
 				for range 6 {
