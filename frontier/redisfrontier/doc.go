@@ -169,19 +169,21 @@
 // # Figures
 //
 // Measured with the benchmarks of this package on a 2-core machine shared
-// with other jobs (load average 2 to 22, so times swing), Redis 7.0 on
-// loopback: 3.03 round trips and 79 Redis commands (inside scripts) per
-// page, 160–280 µs of Redis script time per page, no request missing its
-// start window (sites with no gap; with a 20 ms gap 5.2–6.6 round trips
-// per page, the extra ones a worker's idle goroutines asking Next again
-// after a wait, 4.3–5.1 before admissions were spaced by the window, and
-// still none late); with 1, 2 and 4 workers (20 sites answering in 50 ms,
-// gap 0, 4 goroutines per worker) 75, 145–149 and 280–291 pages/s (3.7–3.8×,
-// three runs at load 1.4–3.6; earlier 71, 110, 266 and 73, 137, 235 at
-// load 7–22); at 1,000,000 URLs (1,000 sites), 9.3 bytes per seen URL
-// (MEMORY USAGE of the seen sets; no bucket past the intset limit) and 91
-// bytes per queued URL (the URL and the page it was found on, about 80
-// bytes of text here), 95 bytes per URL of used_memory in all.
+// with other jobs (load average 1 to 22, so times swing), Redis 7.0 on
+// loopback (examples/fleet/README.md has the tables and the commands):
+// 3.02–3.05 round trips and 91 Redis commands (inside scripts) per page
+// with one shard, at gaps of 0, 20 ms and 300 ms alike (5.2–6.6 and
+// 4.7–5.1 at 20 and 300 ms before Next had one asker per worker and
+// hand-outs said when the next may go), 0.015–0.065 wake-ups per page,
+// no request missing its start window; 180–390 µs of Redis CPU per page
+// on a cluster of 1 to 3 masters; an idle worker's visit of 16, 64 and
+// 256 shards 0.7, 2.4 and 22–26 ms; a frontier of 100,000 sites and
+// 10,000,000 URLs generated through the API: 798 bytes per site, 9.8 per
+// seen URL, 93 per queued URL (the URL and the page it was found on,
+// about 80 bytes of text), 108 per URL of used_memory in all (at
+// 1,000,000 URLs, 10 per site: 18.4, 128 and 198); with 1, 2 and 4
+// workers (20 sites answering in 50 ms, gap 0, 4 goroutines per worker)
+// 75, 145–149 and 280–291 pages/s (3.7–3.8×, load 1.4–3.6).
 //
 // The start window, in the fleet test (4 worker processes under -race, 20
 // sites, gap 50 ms, load 2–10, about 20 runs): without it a request

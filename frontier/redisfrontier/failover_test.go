@@ -148,6 +148,21 @@ func clusterCrawl(t *testing.T, c *redistest.Cluster, during func(ctx context.Co
 		during(ctx, workers[0].f)
 	})
 	wg.Wait()
+	if len(got) != nSites*13 {
+		for i, tg := range workers[0].f.Shards() {
+			slot, err := c.Client().ClusterKeySlot(ctx, "polite:{"+tg+"}:g").Result()
+			m, merr := c.MasterOf(ctx, slot)
+			if err != nil || merr != nil {
+				t.Logf("shard %d: %v %v", i, err, merr)
+				continue
+			}
+			nc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+			n, err := nc.Exists(ctx, "polite:{"+tg+"}:g").Result()
+			keys, _ := nc.DBSize(ctx).Result()
+			nc.Close()
+			t.Logf("shard %d: slot %d on %s: state hash exists %d (%v), %d keys on the node", i, slot, m.Addr(), n, err, keys)
+		}
+	}
 	require.Len(t, got, nSites*13, "every page fetched")
 	keys := pagesBySite(t, sites, got)
 	for i := 1; i < len(keys); i++ {
