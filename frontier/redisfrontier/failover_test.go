@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier/redistest"
 	"github.com/politecrawl/polite/internal/testsite"
@@ -250,3 +251,60 @@ func TestClusterResharding(t *testing.T) {
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// TestScriptRefusedWhileMigratingWritesNothing: while a shard's slot is
+// migrating away, its master refuses scripts that touch a missing key of
+// the slot — in the middle of the script, after what it wrote before.
+// Every script therefore touches a key that never exists first. Here a
+// dead worker's lease expires while the slot is migrating: the next
+// script on the shard re-queues the item (reap, whose writes come before
+// the push onto a queue list that no longer exists). Refused halfway, it
+// would have removed the lease and lost the item: the crawl would end
+// without it. Refused at once, it runs again on the new master and hands
+// the item out.
+func TestScriptRefusedWhileMigratingWritesNothing(t *testing.T) {
+	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 2})
+	ctx := shortCtx(t, 30*time.Second)
+	cfg := redisfrontier.DefaultConfig("mig")
+	cfg.Lease = redisfrontier.MinLease
+	cfg.Site = redisfrontier.Limits{MaxDepth: 1, InFlight: 1}
+	dead, err := redisfrontier.New(ctx, c.Client(), cfg)
+	require.NoError(t, err)
+	require.Equal(t, "queued", dead.Add(ctx, "https://site.example/", 0, "").Outcome.String())
+	it, err := dead.Next(ctx)
+	require.NoError(t, err)
+	require.NoError(t, dead.Close()) // its lease is no longer renewed
+
+	live, err := redisfrontier.New(ctx, c.Client(), cfg)
+	require.NoError(t, err)
+	defer live.Close()
+	slot, err := c.Client().ClusterKeySlot(ctx, "polite:{"+live.Shards()[0]+"}:g").Result()
+	require.NoError(t, err)
+	src, err := c.MasterOf(ctx, slot)
+	require.NoError(t, err)
+	dst := c.Masters[0]
+	if dst == src {
+		dst = c.Masters[1]
+	}
+	got := make(chan frontier.Item, 1)
+	c.OnMigrating(func() {
+		time.Sleep(2 * cfg.Lease) // the lease expires while the slot is migrating
+		go func() {
+			it, err := live.Next(ctx)
+			assert.NoError(t, err)
+			got <- it
+		}()
+		time.Sleep(300 * time.Millisecond) // its calls meet the migrating slot
+	})
+	require.NoError(t, c.MigrateSlot(ctx, slot, dst, 50*time.Millisecond))
+	select {
+	case again := <-got:
+		assert.Equal(t, it.URL, again.URL, "the expired item is handed out again")
+	case <-ctx.Done():
+		t.Fatal("Next never returned")
+	}
+	st, err := live.FleetStats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Rehanded)
+	assert.Equal(t, 1, st.Out)
+}

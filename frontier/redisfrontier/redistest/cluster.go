@@ -33,7 +33,14 @@ type Cluster struct {
 	// ask MasterOf.
 	Masters  []*Server
 	Replicas [][]*Server
+
+	beforeKeys func()
 }
+
+// OnMigrating sets a function MigrateSlot calls while the slot is in the
+// migrating state, before it moves the keys: what a client does then
+// meets a slot half moved.
+func (c *Cluster) OnMigrating(f func()) { c.beforeKeys = f }
 
 // StartCluster starts a cluster for t, joined and with every slot
 // covered, and waits until every node reports cluster_state:ok and every
@@ -315,6 +322,9 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int64, dst *Server, paus
 		func() error { return sc.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err() },
 	}
 	for i, step := range steps {
+		if i == 2 && c.beforeKeys != nil {
+			c.beforeKeys()
+		}
 		if err := step(); err != nil {
 			return fmt.Errorf("migrating slot %d, step %d: %w", slot, i, err)
 		}
