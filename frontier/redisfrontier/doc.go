@@ -154,7 +154,10 @@
 // id with the one recorded in the shard and, when it changed, fences the
 // shard — no site of it is admitted until its gap has passed since the
 // change (FleetStats.Fences) — so the gap holds at every site across a
-// failover. A retried Acquire whose first reply was lost finds its slot
+// failover (the in-flight count is not fenced: a request admitted in the
+// lost moments and still running is unknown to the new master, so its
+// site may have one more in flight until it ends). A retried Acquire
+// whose first reply was lost finds its slot
 // in and admits nothing twice. A hand-out or a done mark lost with the
 // master comes back after the item's lease: such an item is fetched once
 // more; at most the items handed out or finished in the replication lag
