@@ -157,8 +157,7 @@
 // failover (the in-flight count is not fenced: a request admitted in the
 // lost moments and still running is unknown to the new master, so its
 // site may have one more in flight until it ends). A retried Acquire
-// whose first reply was lost finds its slot
-// in and admits nothing twice. A hand-out or a done mark lost with the
+// whose first reply was lost finds its slot in and admits nothing twice. A hand-out or a done mark lost with the
 // master comes back after the item's lease: such an item is fetched once
 // more; at most the items handed out or finished in the replication lag
 // before the crash (none in the failover test). Resharding: calls follow
