@@ -123,6 +123,12 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 		fmt.Fprintf(stderr, "audit: %v\n", err)
 		return crawl.ExitUsage
 	}
+	return runCrawl(ctx, c, shop, stdout, stderr)
+}
+
+// runCrawl runs a new or resumed crawl to its end: the crawl, the rendered pass (only with -render),
+// the summary, the report, and what the demo shop saw. It returns the exit status.
+func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout, stderr io.Writer) int {
 	res := c.Crawl(ctx)
 	rr := &render.RenderRun{Crawler: c}
 	c.SummaryExtra = rr.PrintRenderSummary
@@ -130,7 +136,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 	code := c.Finish(res, stdout, stderr)
 	code = c.WriteReport(res, code, stdout, stderr)
 	if shop != nil {
-		shop.Report(stdout, cfg.UserAgent)
+		shop.Report(stdout, c.Cfg.UserAgent)
 	}
 	return code
 }

@@ -117,14 +117,5 @@ func runResume(ctx context.Context, cfg *crawl.Config, stdout, stderr io.Writer,
 	}
 	c.Resume = row
 	fmt.Fprintf(stdout, "Resuming crawl %d of %s (%s so far).\n", row.ID, row.StartURL, store.ResumeProgress(ctx, st.Reader(), row.ID))
-	res := c.Crawl(ctx)
-	rr := &render.RenderRun{Crawler: c}
-	c.SummaryExtra = rr.PrintRenderSummary
-	res = rr.RenderPass(ctx, res) // step 6, only with -render
-	code := c.Finish(res, stdout, stderr)
-	code = c.WriteReport(res, code, stdout, stderr)
-	if shop != nil {
-		shop.Report(stdout, cfg.UserAgent)
-	}
-	return code
+	return runCrawl(ctx, c, shop, stdout, stderr)
 }
