@@ -23,7 +23,7 @@ const (
 	fallbackToken    = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
 
-// config is the parsed command line.
+// Config is the parsed command line.
 type Config struct {
 	DB          string
 	MaxPages    int
@@ -50,7 +50,7 @@ func (c *Config) Settings() store.Settings {
 		Timeout: c.Timeout.String(), Resolve: c.Resolve, Demo: c.Demo, Render: c.Render}
 }
 
-// env is what tests replace: where requests go, the clock, and whether stderr is a terminal.
+// Env is what tests replace: where requests go, the clock, and whether stderr is a terminal.
 type Env struct {
 	// Transport is the base transport under the polite layers; nil = fetch.NewBaseTransport(-resolve).
 	Transport http.RoundTripper

@@ -33,7 +33,7 @@ const (
 	sitemapLevel = 2        // index files followed two levels deep
 )
 
-// crawler is one audit run: the library's pieces wired together, plus the database.
+// Crawler is one audit run: the library's pieces wired together, plus the database.
 type Crawler struct {
 	Cfg   *Config
 	Env   Env
@@ -56,7 +56,7 @@ type Crawler struct {
 	probe  *fetch.Client // llms.txt and WordPress probes: redirects not followed
 
 	Prog *progress // nil unless stderr is a terminal
-	// summaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
+	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
 	SummaryExtra func(io.Writer)
 	mu           sync.Mutex
 	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
@@ -79,7 +79,7 @@ type Crawler struct {
 	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
 }
 
-// newCrawler wires the library together. This is the part to read to learn how the packages fit.
+// NewCrawler wires the library together. This is the part to read to learn how the packages fit.
 func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, error) {
 	start, err := url.Parse(cfg.URL)
 	if err != nil {
@@ -198,11 +198,11 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.rt.RoundTrip(req)
 }
 
-// inScope says whether a URL belongs to the site being audited (the frontier's own scope rule).
+// InScope says whether a URL belongs to the site being audited (the frontier's own scope rule).
 // Everything else is external: recorded, never requested.
 func (c *Crawler) InScope(u *url.URL) bool { return u != nil && c.scope(u) }
 
-// crawlResult is how the crawl ended.
+// CrawlResult is how the crawl ended.
 type CrawlResult struct {
 	Outcome string // finished | interrupted | off_limits | failed
 	Err     error
@@ -210,7 +210,7 @@ type CrawlResult struct {
 	Ended   time.Time
 }
 
-// crawl runs the page's list, in order: robots.txt, sitemaps, pages, llms.txt, WordPress probes.
+// Crawl runs the page's list, in order: robots.txt, sitemaps, pages, llms.txt, WordPress probes.
 func (c *Crawler) Crawl(ctx context.Context) CrawlResult {
 	started := c.Env.Now()
 	res := c.steps(ctx, started)
@@ -343,7 +343,7 @@ func (c *Crawler) stopped(ctx context.Context, err error) CrawlResult {
 	return CrawlResult{Outcome: "failed", Err: err}
 }
 
-// logf writes a message line to stderr, above the progress line when there is one.
+// Logf writes a message line to stderr, above the progress line when there is one.
 // Site text in it (a robots.txt rule, a URL) is made safe for the terminal first.
 func (c *Crawler) Logf(format string, args ...any) {
 	msg := cmdline.Safe(fmt.Sprintf(format, args...))
@@ -467,7 +467,7 @@ func causeOf(err error) string {
 	return err.Error()
 }
 
-// progressState feeds the progress line: queue size and the current politeness limits.
+// ProgressState feeds the progress line: queue size and the current politeness limits.
 func (c *Crawler) ProgressState() (int, string, bool) {
 	st := c.Front.Stats()
 	if _, ok := c.Slow.Tripped(); ok && st.Slowdown {
@@ -572,7 +572,7 @@ func (c *Crawler) sitemaps(ctx context.Context) error {
 	return err
 }
 
-// writeBacklog × -concurrency is how many finished pages may wait to be written at once. A crash fetches
+// WriteBacklog × -concurrency is how many finished pages may wait to be written at once. A crash fetches
 // them again on resume; a smaller bound costs throughput at -gap 0 (1× cost a quarter of it, 4× about 7 %
 // of CPU, none at all measured about 3 %: see BenchmarkPersistedQueueCost).
 const WriteBacklog = 4

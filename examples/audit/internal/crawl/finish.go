@@ -15,7 +15,7 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 )
 
-// finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
+// Finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
 // after an interrupted crawl too, with a fresh context: what was crawled is kept and reported.
 func (c *Crawler) Finish(res CrawlResult, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -205,7 +205,7 @@ func (c *Crawler) shortAll(s string) string {
 	return s
 }
 
-// writeReport writes the HTML report at the end of a crawl (unless -no-report) and says where. A crawl
+// WriteReport writes the HTML report at the end of a crawl (unless -no-report) and says where. A crawl
 // stopped before anything was crawled (robots.txt off limits) has nothing to report.
 func (c *Crawler) WriteReport(res CrawlResult, code int, stdout, stderr io.Writer) int {
 	if err := c.dropResumeState(res); err != nil && code == ExitOK {

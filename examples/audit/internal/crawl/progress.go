@@ -23,7 +23,7 @@ type counters struct {
 	requests atomic.Int64 // every HTTP request sent (robots.txt, sitemaps, pages, retries, probes)
 }
 
-// isTerminal reports whether w is a terminal; the progress line is drawn only there.
+// IsTerminal reports whether w is a terminal; the progress line is drawn only there.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -66,7 +66,7 @@ func startProgress(w io.Writer, c *counters, now func() time.Time, state func() 
 	return StartPhaseProgress(w, c, now, state, nil)
 }
 
-// startPhaseProgress is startProgress for a phase after the crawl, whose counts phase supplies.
+// StartPhaseProgress is startProgress for a phase after the crawl, whose counts phase supplies.
 func StartPhaseProgress(w io.Writer, c *counters, now func() time.Time, state func() (int, string, bool), phase func() string) *progress {
 	p := &progress{phase: phase,
 		bar: progressbar.NewOptions(-1,

@@ -10,7 +10,7 @@ import (
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
-// resumeConfig gives cfg the crawl's own settings.
+// ResumeConfig gives cfg the crawl's own settings.
 func ResumeConfig(cfg *Config, row *store.CrawlRow) error {
 	s := row.Settings
 	gap, err := time.ParseDuration(s.Gap)

@@ -16,7 +16,7 @@ import (
 // site; the crawler reaches it through -resolve-style mapping to the loopback listener.
 const demoHost = "cove-shop.test"
 
-// demoSite is the built-in shop with deliberate problems: a broken link, a redirect chain, a missing title,
+// DemoSite is the built-in shop with deliberate problems: a broken link, a redirect chain, a missing title,
 // duplicate descriptions, a robots-disallowed area, a sitemap index and an external link. It records what
 // it was asked for so the demo can show the crawler's manners from the server's side.
 type DemoSite struct {
@@ -31,7 +31,7 @@ type demoRequest struct {
 	Method, Host, Path, UserAgent string
 }
 
-// startDemo serves the shop on a loopback port until ctx ends or stop is called.
+// StartDemo serves the shop on a loopback port until ctx ends or stop is called.
 func StartDemo() (*DemoSite, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -69,7 +69,7 @@ func (d *DemoSite) seen() []demoRequest {
 	return append([]demoRequest(nil), d.requests...)
 }
 
-// report says, from the server's side, how the crawler behaved.
+// Report says, from the server's side, how the crawler behaved.
 func (d *DemoSite) Report(w io.Writer, userAgent string) {
 	reqs := d.seen()
 	methods := map[string]int{}

@@ -54,7 +54,7 @@ const (
 	referrersMax = 10 // referrers listed in a finding's detail; the links table has all of them
 )
 
-// analysisInput is everything the analysis reads: rows of one crawl from the database.
+// AnalysisInput is everything the analysis reads: rows of one crawl from the database.
 type AnalysisInput struct {
 	Pages       []*store.PageRecord
 	Links       []store.LinkRecord
@@ -71,7 +71,7 @@ type AnalysisInput struct {
 	Rendered      []*store.RenderRecord // the rendered pass's pages, with the crawler's fields of each
 }
 
-// analyze derives the findings from the stored pages. It is a pure function of the crawl's rows (plus the
+// Analyze derives the findings from the stored pages. It is a pure function of the crawl's rows (plus the
 // sitemap URLs the crawl left out, which have no row), so it runs the same after a finished crawl and after
 // an interrupted one.
 func Analyze(in AnalysisInput) []store.FindingRecord {
@@ -362,7 +362,7 @@ func blockedReason(p *store.PageRecord) string {
 	return "blocked by robots.txt"
 }
 
-// isBroken says whether an internal URL failed: 4xx/5xx, no response, or a redirect chain that led nowhere.
+// IsBroken says whether an internal URL failed: 4xx/5xx, no response, or a redirect chain that led nowhere.
 func IsBroken(p *store.PageRecord) (bool, string) {
 	switch {
 	case p.Blocked:

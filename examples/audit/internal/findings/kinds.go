@@ -24,7 +24,7 @@ func (s severity) String() string {
 	return "notice"
 }
 
-// kindInfo is what the report says about one finding kind.
+// KindInfo is what the report says about one finding kind.
 type KindInfo struct {
 	Kind     string
 	Severity severity
@@ -90,7 +90,7 @@ var kindIndex = func() map[string]int {
 	return m
 }()
 
-// infoOf returns the table row of a kind.
+// InfoOf returns the table row of a kind.
 func InfoOf(kind string) KindInfo {
 	if i, ok := kindIndex[kind]; ok {
 		return kindTable[i]
@@ -98,7 +98,7 @@ func InfoOf(kind string) KindInfo {
 	return KindInfo{Kind: kind, Severity: sevNotice, Title: kind}
 }
 
-// kindRank orders kinds for the report: by severity, then by the table's order.
+// KindRank orders kinds for the report: by severity, then by the table's order.
 func KindRank(kind string) int {
 	if i, ok := kindIndex[kind]; ok {
 		return i
@@ -140,7 +140,7 @@ func OrderedKinds(counts map[string]int) []string {
 	return ks
 }
 
-// sitemapHoldMax bounds the sitemap page URLs held back until the link crawl is complete (memory: a
+// SitemapHoldMax bounds the sitemap page URLs held back until the link crawl is complete (memory: a
 // few MB). URLs beyond it are stored in sitemap_urls but not crawled, and the findings say so. A variable
 // only so that a test can lower it.
 var SitemapHoldMax = 50_000

@@ -21,7 +21,7 @@ import (
 // browserNames are the programs -browser looks for in PATH, in this order, when it is not given.
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome"}
 
-// findBrowser returns the browser the rendered pass runs: the -browser value (a path or a name in PATH),
+// FindBrowser returns the browser the rendered pass runs: the -browser value (a path or a name in PATH),
 // or the first of browserNames found in PATH. Not finding one is a usage error: -render asked for
 // something this machine cannot do, and the message says how to fix that.
 func FindBrowser(flagValue string) (string, error) {

@@ -135,14 +135,14 @@ func interleaveDepths(pages []store.RenderCandidate) []store.RenderCandidate {
 	return out
 }
 
-// renderRun is the rendered pass of one crawl: the crawl's pieces (its gate, robots.txt cache, store,
+// RenderRun is the rendered pass of one crawl: the crawl's pieces (its gate, robots.txt cache, store,
 // client identity), which every request of the browser goes through, and the pass's own counts.
 type RenderRun struct {
 	*crawl.Crawler
 	render store.RenderStats
 }
 
-// renderPass runs the rendered pass after a finished crawl when -render asks for one, and returns the
+// RenderPass runs the rendered pass after a finished crawl when -render asks for one, and returns the
 // run's result: interrupted when Ctrl-C came during the pass (what was rendered by then is kept).
 func (c *RenderRun) RenderPass(ctx context.Context, res crawl.CrawlResult) crawl.CrawlResult {
 	if c.Cfg.Render <= 0 || res.Outcome != "finished" || ctx.Err() != nil {
@@ -994,7 +994,7 @@ func consoleMessage(args []*runtime.RemoteObject) string {
 
 func jsonUnmarshalString(v []byte, s *string) error { return json.Unmarshal(v, s) }
 
-// printRenderSummary adds the rendered pass's line to the summary, when there was one.
+// PrintRenderSummary adds the rendered pass's line to the summary, when there was one.
 func (c *RenderRun) PrintRenderSummary(w io.Writer) {
 	st := &c.render
 	if !st.Ran {

@@ -27,7 +27,7 @@ func siteKey(start string) string {
 	return strings.TrimPrefix(strings.ToLower(u.Host), "www.")
 }
 
-// pickCrawls chooses the two crawls to compare from the ids given (none, one or two).
+// PickCrawls chooses the two crawls to compare from the ids given (none, one or two).
 func PickCrawls(ctx context.Context, db *sql.DB, ids []int64) (a, b *store.CrawlRow, err error) {
 	if len(ids) == 2 {
 		if ids[0] == ids[1] {
@@ -89,7 +89,7 @@ func stateOf(p *store.PageRecord) pageState {
 	return s
 }
 
-// diffEntry is one difference: What changed for URL, from Before to After.
+// DiffEntry is one difference: What changed for URL, from Before to After.
 type DiffEntry struct {
 	What, URL, Before, After string
 }
@@ -270,7 +270,7 @@ func textCell(s string) string {
 	return TruncateRunes(s, 60)
 }
 
-// printText writes the comparison as a terminal table.
+// PrintText writes the comparison as a terminal table.
 func (c *comparison) PrintText(w io.Writer) {
 	sh := newShortener(c.B.StartURL)
 	fmt.Fprintf(w, "Comparing %s with %s of %s\n", crawlLabel(c.A), crawlLabel(c.B), siteName(c.B.StartURL))
@@ -369,7 +369,7 @@ func (c *comparison) view() *compareView {
 	return v
 }
 
-// writeHTML writes the comparison as a self-contained page in the report's style.
+// WriteHTML writes the comparison as a self-contained page in the report's style.
 func (c *comparison) WriteHTML(w io.Writer, now time.Time) error {
 	p := newPage(fmt.Sprintf("Crawl Cove: crawl %d → %d of %s", c.A.ID, c.B.ID, siteName(c.B.StartURL)), now)
 	p.Compare = c.view()

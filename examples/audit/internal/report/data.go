@@ -41,7 +41,7 @@ const (
 	NeedAll                        // html
 )
 
-// loadReport reads crawl id (0 = the latest) of db, as much of it as need says.
+// LoadReport reads crawl id (0 = the latest) of db, as much of it as need says.
 func LoadReport(ctx context.Context, db *sql.DB, id int64, need ReportNeeds) (*reportData, error) {
 	c, err := store.LoadCrawl(ctx, db, id)
 	if err != nil || need == NeedCrawl {
@@ -208,7 +208,7 @@ func responseBucket(d time.Duration) int {
 	return len(responseBuckets) - 1
 }
 
-// count is one labelled figure of a chart.
+// Count is one labelled figure of a chart.
 type Count struct {
 	Label string `json:"label"`
 	N     int    `json:"n"`
@@ -221,7 +221,7 @@ type kindCount struct {
 	N        int    `json:"n"`
 }
 
-// summary holds every figure the charts show; the JSON export carries it as is.
+// Summary holds every figure the charts show; the JSON export carries it as is.
 type Summary struct {
 	Pages        int         `json:"pages"`
 	Fetched      int         `json:"fetched"`

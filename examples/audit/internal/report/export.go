@@ -18,7 +18,7 @@ import (
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
-// utf8BOM starts every CSV file: without it Excel reads UTF-8 as the local code page and garbles every
+// Utf8BOM starts every CSV file: without it Excel reads UTF-8 as the local code page and garbles every
 // non-ASCII title. encoding/csv and LibreOffice skip or show it as a zero-width character.
 const Utf8BOM = "\ufeff"
 
@@ -64,7 +64,7 @@ func cellText(v any) string {
 	return csvNeutral(fmt.Sprint(v))
 }
 
-// writeCSVDir writes one CSV per exported table into dir (created if missing) and returns the files.
+// WriteCSVDir writes one CSV per exported table into dir (created if missing) and returns the files.
 func WriteCSVDir(ctx context.Context, db *sql.DB, crawlID int64, dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func asString(v any) string {
 	return fmt.Sprint(v)
 }
 
-// writeJSON writes the crawl as one JSON document: {"crawl", "summary", "pages", "links", "findings",
+// WriteJSON writes the crawl as one JSON document: {"crawl", "summary", "pages", "links", "findings",
 // "sitemaps", "sitemap_urls", "requests"}, rows as objects with the tables' column names. It is streamed
 // row by row, so a crawl of any size is written in constant memory (the summary aside).
 func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) error {

@@ -22,7 +22,7 @@ import (
 // request, not even if a crawled page's text slipped past the escaping. Charts are SVG drawn here, in Go.
 
 const (
-	// tablePageSize is the rows of a long table shown at once. The rest of its rows sit in <template>
+	// TablePageSize is the rows of a long table shown at once. The rest of its rows sit in <template>
 	// elements, which the browser parses but keeps out of the document until the pager shows them: a
 	// 10,000-row table never puts 10,000 rows into the DOM.
 	TablePageSize = 50
@@ -30,7 +30,7 @@ const (
 	topInlinksMax = 50
 )
 
-// tableRowsMax is the most rows a table carries into the file at all; the CSV export has every row. A
+// TableRowsMax is the most rows a table carries into the file at all; the CSV export has every row. A
 // variable only so that a test can lower it.
 var TableRowsMax = 2000
 
@@ -180,7 +180,7 @@ type htmlTable struct {
 	Empty   string
 }
 
-// tableBytes bounds the table rows of one HTML file, in bytes of text plus an allowance for markup per
+// TableBytes bounds the table rows of one HTML file, in bytes of text plus an allowance for markup per
 // cell, so that no crawl makes a file too large to open: past it, tables carry no more rows and say how
 // many the CSV export has. Tables are filled in document order, so the errors come first. A variable
 // only so that a test can lower it.
@@ -273,7 +273,7 @@ func (s shortener) urlCell(u string) cell {
 
 func num(n int) cell { return cell{Text: Thousands(n), Class: "num"} }
 
-// thousands formats 12345 as "12,345".
+// Thousands formats 12345 as "12,345".
 func Thousands(n int) string {
 	s := strconv.Itoa(n)
 	neg := strings.HasPrefix(s, "-")
@@ -763,7 +763,7 @@ func (d *reportData) politeness(s Summary) []kv {
 	return out
 }
 
-// writeHTML renders the report of d to w.
+// WriteHTML renders the report of d to w.
 func WriteHTML(w io.Writer, d *reportData, now time.Time) error {
 	p := newPage(fmt.Sprintf("Crawl Cove audit: %s, crawl %d", siteName(d.Crawl.StartURL), d.Crawl.ID), now)
 	p.Report = d.view()

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// defaultReportPath is <db>-report-<crawl>.<ext> (a folder for csv) in the database's directory, named
+// DefaultReportPath is <db>-report-<crawl>.<ext> (a folder for csv) in the database's directory, named
 // after the database file without its extension (audit.db -> audit-report-3.html), so that two databases
 // in one folder never overwrite each other's reports.
 func DefaultReportPath(db string, crawlID int64, format string) string {
@@ -25,7 +25,7 @@ func DefaultReportPath(db string, crawlID int64, format string) string {
 	return filepath.Join(filepath.Dir(db), name)
 }
 
-// writeTo writes to stdout for "-", else to path through writeAtomic.
+// WriteTo writes to stdout for "-", else to path through writeAtomic.
 func WriteTo(path string, stdout io.Writer, fn func(io.Writer) error) error {
 	if path == "-" {
 		bw := bufio.NewWriter(stdout)
@@ -37,7 +37,7 @@ func WriteTo(path string, stdout io.Writer, fn func(io.Writer) error) error {
 	return WriteAtomic(path, fn)
 }
 
-// writeAtomic writes a file through a temporary one renamed into place: a reader never sees half a
+// WriteAtomic writes a file through a temporary one renamed into place: a reader never sees half a
 // report, and a failed write leaves the previous one.
 func WriteAtomic(path string, fn func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
@@ -66,7 +66,7 @@ func WriteAtomic(path string, fn func(io.Writer) error) (err error) {
 	return os.Rename(f.Name(), path)
 }
 
-// truncateRunes cuts s to at most n characters, marking the cut with an ellipsis.
+// TruncateRunes cuts s to at most n characters, marking the cut with an ellipsis.
 func TruncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

@@ -18,10 +18,10 @@ import (
 // The report, the exports and compare read a crawl back from the database alone: they run the same
 // right after a crawl, on a file copied from another machine, or years later.
 
-// errBadCrawl is a crawl id that is not in the file, or a file without crawls: exit 2.
+// ErrBadCrawl is a crawl id that is not in the file, or a file without crawls: exit 2.
 var ErrBadCrawl = errors.New("no such crawl")
 
-// openReadDB opens an existing audit database for reading. It never creates a file: a mistyped -db
+// OpenReadDB opens an existing audit database for reading. It never creates a file: a mistyped -db
 // must not leave an empty database behind.
 func OpenReadDB(ctx context.Context, path string) (*sql.DB, error) {
 	if path == "" {
@@ -57,7 +57,7 @@ func OpenReadDB(ctx context.Context, path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// crawlRow is one crawls row.
+// CrawlRow is one crawls row.
 type CrawlRow struct {
 	ID                   int64
 	StartURL             string
@@ -100,7 +100,7 @@ func scanCrawl(sc interface{ Scan(...any) error }) (*CrawlRow, error) {
 	return c, nil
 }
 
-// loadCrawl reads crawl id, or the latest crawl when id is 0.
+// LoadCrawl reads crawl id, or the latest crawl when id is 0.
 func LoadCrawl(ctx context.Context, db *sql.DB, id int64) (*CrawlRow, error) {
 	q := `SELECT ` + crawlColumns + ` FROM crawls WHERE id = ?`
 	args := []any{id}
@@ -149,7 +149,7 @@ func crawlList(ctx context.Context, db *sql.DB) string {
 	return head + strings.Join(lines, "")
 }
 
-// loadCrawls reads every crawls row, oldest first.
+// LoadCrawls reads every crawls row, oldest first.
 func LoadCrawls(ctx context.Context, db *sql.DB) ([]*CrawlRow, error) {
 	rows, err := db.QueryContext(ctx, `SELECT `+crawlColumns+` FROM crawls ORDER BY id`)
 	if err != nil {
@@ -167,7 +167,7 @@ func LoadCrawls(ctx context.Context, db *sql.DB) ([]*CrawlRow, error) {
 	return out, rows.Err()
 }
 
-// loadFullPages reads every pages row of a crawl with all the columns the report shows.
+// LoadFullPages reads every pages row of a crawl with all the columns the report shows.
 func LoadFullPages(ctx context.Context, db *sql.DB, crawlID int64) ([]*PageRecord, error) {
 	rows, err := db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
 		COALESCE(found_on,''), source, COALESCE(content_type,''), COALESCE(response_ms,-1), COALESCE(ttfb_ms,-1), COALESCE(bytes,0),
@@ -212,7 +212,7 @@ func msDuration(ms float64) time.Duration {
 	return time.Duration(ms * float64(time.Millisecond))
 }
 
-// inlinks is how many distinct pages link to a URL (links to itself left out) and the first few of them.
+// Inlinks is how many distinct pages link to a URL (links to itself left out) and the first few of them.
 type Inlinks struct {
 	N        int
 	First    []string
@@ -222,7 +222,7 @@ type Inlinks struct {
 // inlinksShown is how many referrers the report names next to a URL; the links table has them all.
 const inlinksShown = 3
 
-// loadInlinks counts, for every link target of the crawl, the distinct pages linking to it, and names the
+// LoadInlinks counts, for every link target of the crawl, the distinct pages linking to it, and names the
 // first few (in URL order). A 10,000-page crawl has some 200,000 links: one ordered scan by the links_from
 // index, aggregated here, is several times faster than SQL's DISTINCT and window functions over them.
 // Walking the sources in URL order makes the first sources met for a target its first ones by URL.
@@ -269,7 +269,7 @@ func LoadInlinks(ctx context.Context, db *sql.DB, crawlID int64) (map[string]Inl
 	return res, nil
 }
 
-// loadFindings reads the crawl's findings in the order they were written.
+// LoadFindings reads the crawl's findings in the order they were written.
 func LoadFindings(ctx context.Context, db *sql.DB, crawlID int64) ([]FindingRecord, error) {
 	rows, err := db.QueryContext(ctx, `SELECT url, kind, detail FROM findings WHERE crawl_id = ? ORDER BY id`, crawlID)
 	if err != nil {
@@ -287,7 +287,7 @@ func LoadFindings(ctx context.Context, db *sql.DB, crawlID int64) ([]FindingReco
 	return out, rows.Err()
 }
 
-// settings is what the crawls row records about the run.
+// Settings is what the crawls row records about the run.
 type Settings struct {
 	MaxPages    int               `json:"max_pages"`
 	MaxDepth    int               `json:"max_depth"`
@@ -299,7 +299,7 @@ type Settings struct {
 	Render      int               `json:"render,omitempty"` // -render N (a resumed crawl renders too)
 }
 
-// usageError is a command-line mistake: exit 2.
+// UsageError is a command-line mistake: exit 2.
 type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }

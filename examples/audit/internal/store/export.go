@@ -17,7 +17,7 @@ var (
 	renderTables = []string{"render_runs", "render_pages", "render_links", "render_console", "render_requests"}
 )
 
-// tablesOf is what the exports of crawl id carry.
+// TablesOf is what the exports of crawl id carry.
 func TablesOf(ctx context.Context, db *sql.DB, id int64) ([]string, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM render_runs WHERE crawl_id = ?`, id).Scan(&n); err != nil {
@@ -32,7 +32,7 @@ func TablesOf(ctx context.Context, db *sql.DB, id int64) ([]string, error) {
 // jsonColumns hold JSON text in the database; the JSON export embeds them as JSON, not as strings.
 var jsonColumns = map[string]bool{"settings": true, "redirects": true}
 
-// tableRows streams the rows of one table of crawlID: fn gets the column names once, then each row's
+// TableRows streams the rows of one table of crawlID: fn gets the column names once, then each row's
 // values as the driver returns them (int64, float64, string, []byte or nil).
 func TableRows(ctx context.Context, db *sql.DB, table string, crawlID int64, head func([]string) error, fn func([]any) error) error {
 	order := "rowid"
@@ -67,7 +67,7 @@ func TableRows(ctx context.Context, db *sql.DB, table string, crawlID int64, hea
 	return rows.Err()
 }
 
-// jsonValue is a database value for the JSON export.
+// JsonValue is a database value for the JSON export.
 func JsonValue(col string, v any) any {
 	switch x := v.(type) {
 	case []byte:

@@ -21,7 +21,7 @@ const (
 	OutSent       = "sent"           // transient: sent, not finished yet
 )
 
-// renderCandidate is a crawled page the rendered pass may load.
+// RenderCandidate is a crawled page the rendered pass may load.
 type RenderCandidate struct {
 	URL     string // pages.url
 	Final   string // the document the crawler read (after redirects): what the browser loads
@@ -29,7 +29,7 @@ type RenderCandidate struct {
 	Section string // first path segment of Final ("/" for the home page): the sample's notion of a template
 }
 
-// renderRequest is one request the browser made (one hop of a redirect chain is one request).
+// RenderRequest is one request the browser made (one hop of a redirect chain is one request).
 type RenderRequest struct {
 	URL, Host    string
 	SameSite     bool
@@ -41,14 +41,14 @@ type RenderRequest struct {
 	Cached       bool // answered from the browser's cache: it did not reach the site
 }
 
-// consoleEntry is an uncaught exception or a console.error call.
+// ConsoleEntry is an uncaught exception or a console.error call.
 type ConsoleEntry struct {
 	Kind    string // exception | console_error
 	Message string
 	Source  string // url:line:column, when known
 }
 
-// renderLink is one link of the rendered DOM.
+// RenderLink is one link of the rendered DOM.
 type RenderLink struct {
 	To           string
 	External     bool
@@ -57,7 +57,7 @@ type RenderLink struct {
 	OnlyRendered bool // an internal page link the crawler's HTML of the page did not have
 }
 
-// renderRecord is one render_pages row and its children.
+// RenderRecord is one render_pages row and its children.
 type RenderRecord struct {
 	URL, FinalURL     string
 	CrawledFinal      string // where the crawler's fetch of URL ended: its links are recorded under it
@@ -102,7 +102,7 @@ type rawFields struct {
 	H1Count               int
 }
 
-// renderStats are the pass's running totals, for the progress line and the summary.
+// RenderStats are the pass's running totals, for the progress line and the summary.
 type RenderStats struct {
 	Sampled  atomic.Int64
 	Done     atomic.Int64
@@ -124,7 +124,7 @@ type RenderStats struct {
 	ErrorMsg string
 }
 
-// markLet notes that a tab lets a request for raw go: the browser-wide interception will see it next
+// MarkLet notes that a tab lets a request for raw go: the browser-wide interception will see it next
 // and let it through. unmarkLet undoes it when the continue failed.
 func (st *RenderStats) MarkLet(raw string) {
 	st.letMu.Lock()
@@ -235,7 +235,7 @@ CREATE VIEW IF NOT EXISTS render_hosts AS
 	FROM render_requests GROUP BY crawl_id, page_url, host, same_site;
 `
 
-// renderCandidates lists the pages the rendered pass may load: HTML answered 200 that the crawl fetched
+// RenderCandidates lists the pages the rendered pass may load: HTML answered 200 that the crawl fetched
 // and parsed, one per document (a URL that redirected to a page is that page), on the site.
 func (s *Store) RenderCandidates(ctx context.Context, inScope func(*url.URL) bool) ([]RenderCandidate, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(final_url, url), depth FROM pages
@@ -262,7 +262,7 @@ func (s *Store) RenderCandidates(ctx context.Context, inScope func(*url.URL) boo
 	return out, rows.Err()
 }
 
-// rawLinkTargets are the internal page links the crawler found in a page's HTML.
+// RawLinkTargets are the internal page links the crawler found in a page's HTML.
 func (s *Store) RawLinkTargets(pageURL string) (map[string]bool, error) {
 	rows, err := s.db.Query(`SELECT to_url FROM links WHERE crawl_id = ? AND from_url = ? AND external = 0`, s.CrawlID, pageURL)
 	if err != nil {
@@ -280,7 +280,7 @@ func (s *Store) RawLinkTargets(pageURL string) (map[string]bool, error) {
 	return out, rows.Err()
 }
 
-// beginRender adds the render_runs row; it returns its rowid (0 when the write failed, which is
+// BeginRender adds the render_runs row; it returns its rowid (0 when the write failed, which is
 // reported as the store's error).
 func (s *Store) BeginRender(browser, ua string, requested, sampled int, started time.Time) int64 {
 	res, err := s.db.Exec(`INSERT INTO render_runs (crawl_id, browser, user_agent, requested, sampled, started_at, outcome) VALUES (?,?,?,?,?,?, 'running')`,
@@ -293,7 +293,7 @@ func (s *Store) BeginRender(browser, ua string, requested, sampled int, started 
 	return id
 }
 
-// endRender closes the render_runs row.
+// EndRender closes the render_runs row.
 func (s *Store) EndRender(id int64, st *RenderStats) {
 	if id == 0 {
 		return
@@ -305,7 +305,7 @@ func (s *Store) EndRender(id int64, st *RenderStats) {
 	}
 }
 
-// writeRendered writes one rendered page and its rows in one transaction. A background context on
+// WriteRendered writes one rendered page and its rows in one transaction. A background context on
 // purpose: a page rendered before Ctrl-C is kept.
 func (s *Store) WriteRendered(r *RenderRecord) error {
 	tx, err := s.db.BeginTx(context.Background(), nil)
@@ -350,7 +350,7 @@ func (s *Store) WriteRendered(r *RenderRecord) error {
 	return tx.Commit()
 }
 
-// loadRendered reads the rendered pages back for the analysis, each with the crawler's fields of the
+// LoadRendered reads the rendered pages back for the analysis, each with the crawler's fields of the
 // same page (the pages row it renders) and the rows the findings need.
 func (s *Store) LoadRendered(ctx context.Context) ([]*RenderRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT r.url, COALESCE(r.final_url, ''), COALESCE(r.status, 0), COALESCE(r.error, ''),

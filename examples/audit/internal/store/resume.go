@@ -13,7 +13,7 @@ import (
 	"github.com/politecrawl/polite/sitemap"
 )
 
-// resumable says whether a crawl can be continued, and why not.
+// Resumable says whether a crawl can be continued, and why not.
 func Resumable(ctx context.Context, db *sql.DB, row *CrawlRow) error {
 	switch row.Outcome {
 	case "finished":
@@ -109,7 +109,7 @@ CREATE TABLE IF NOT EXISTS sitemap_fetches (
 );
 `
 
-// robotsStore keeps a crawl's robots.txt copies in its database (robots.Store). A resumed crawl obeys the
+// RobotsStore keeps a crawl's robots.txt copies in its database (robots.Store). A resumed crawl obeys the
 // same copies, and fetches a robots.txt again only when its copy has expired. Writes are synchronous:
 // robots.txt is fetched a few times per crawl.
 type RobotsStore struct{ St *Store }
@@ -141,7 +141,7 @@ func (s *RobotsStore) Save(ctx context.Context, e robots.Entry) error {
 	return nil
 }
 
-// sitemapCache fetches sitemaps through the crawl's polite client and keeps each answer in the database,
+// SitemapCache fetches sitemaps through the crawl's polite client and keeps each answer in the database,
 // so that a crawl resumed in the middle of its sitemap expansion replays the sitemaps it had read instead
 // of requesting them again (only the one in flight at the crash is requested twice). The expansion is
 // deterministic, so the replay finds the same entries in the same order. The answers are deleted when the

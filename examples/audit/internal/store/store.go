@@ -16,7 +16,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
-// schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
+// Schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
 // a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text.
 const Schema = `
 CREATE TABLE IF NOT EXISTS crawls (
@@ -129,7 +129,7 @@ type HopRecord struct {
 	Location string `json:"location"`
 }
 
-// pageRecord is one pages row.
+// PageRecord is one pages row.
 type PageRecord struct {
 	URL, FinalURL       string
 	Status              int // 0 = no response
@@ -188,14 +188,14 @@ type RequestRecord struct {
 
 type FindingRecord struct{ URL, Kind, Detail string }
 
-// crawlInfo is the crawls row written when a crawl starts.
+// CrawlInfo is the crawls row written when a crawl starts.
 type CrawlInfo struct {
 	StartURL, UserAgent, Token string
 	Started                    time.Time
 	Settings                   any
 }
 
-// store writes one crawl into the SQLite file. Writes go through one goroutine that commits whatever has
+// Store writes one crawl into the SQLite file. Writes go through one goroutine that commits whatever has
 // queued up in a single transaction: under load rows are batched, when idle each row commits at once, so a
 // crash or Ctrl-C loses at most the rows of the transaction in progress.
 type Store struct {
@@ -229,7 +229,7 @@ const ApplicationID = 0x43436F76
 // auditTables are the tables by which an audit database made before the mark existed is recognised.
 var auditTables = []string{"crawls", "pages", "links", "findings"}
 
-// errNotAudit is a file that is not an audit database: another program's, or an unknown one.
+// ErrNotAudit is a file that is not an audit database: another program's, or an unknown one.
 var ErrNotAudit = errors.New("not an audit database")
 
 // checkFile makes sure path is an audit database, or none yet, before anything is written to it. It
@@ -348,7 +348,7 @@ func B2i(b bool) int {
 	return 0
 }
 
-// beginCrawl adds the crawls row and starts the writer.
+// BeginCrawl adds the crawls row and starts the writer.
 func (s *Store) BeginCrawl(ctx context.Context, c CrawlInfo) error {
 	settings, err := json.Marshal(c.Settings)
 	if err != nil {
@@ -365,7 +365,7 @@ func (s *Store) BeginCrawl(ctx context.Context, c CrawlInfo) error {
 	return s.StartWriter(ctx)
 }
 
-// startWriter prepares the statements of the writer and starts it, for crawl s.crawlID.
+// StartWriter prepares the statements of the writer and starts it, for crawl s.crawlID.
 func (s *Store) StartWriter(ctx context.Context) (err error) {
 	if s.insPage, err = s.db.PrepareContext(ctx, insertPage); err != nil {
 		return err
@@ -426,7 +426,7 @@ func (s *Store) writer() {
 	}
 }
 
-// afterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
+// AfterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
 func (s *Store) AfterCommit(fn func()) { s.ops <- writeOp{after: fn} }
 
 func (s *Store) commit(batch []writeOp) error {
@@ -474,7 +474,7 @@ func (s *Store) Err() error {
 
 func (s *Store) Enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
 
-// flush stops the writer after everything queued so far is committed. Later writes are synchronous.
+// Flush stops the writer after everything queued so far is committed. Later writes are synchronous.
 func (s *Store) Flush() error {
 	s.closing.Do(func() {
 		if s.ops != nil {
@@ -510,7 +510,7 @@ func ms(d time.Duration) any {
 	return float64(d.Microseconds()) / 1000
 }
 
-// page queues a page row and its outgoing links.
+// Page queues a page row and its outgoing links.
 func (s *Store) Page(p *PageRecord) {
 	id := s.CrawlID
 	s.Enqueue(func(tx *sql.Tx) error {
@@ -572,7 +572,7 @@ func (s *Store) Request(r RequestRecord) {
 	})
 }
 
-// writeFindings replaces the crawl's findings in one transaction (after the writer has been flushed).
+// WriteFindings replaces the crawl's findings in one transaction (after the writer has been flushed).
 func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -595,7 +595,7 @@ func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	return tx.Commit()
 }
 
-// crawlEnd is what finishCrawl writes to the crawls row.
+// CrawlEnd is what finishCrawl writes to the crawls row.
 type CrawlEnd struct {
 	Finished         time.Time
 	Outcome, Message string
@@ -610,7 +610,7 @@ func (s *Store) FinishCrawl(ctx context.Context, e CrawlEnd) error {
 	return err
 }
 
-// loadPages reads the crawl's pages back for the analysis.
+// LoadPages reads the crawl's pages back for the analysis.
 func (s *Store) LoadPages(ctx context.Context) ([]*PageRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
 		COALESCE(found_on,''), source, COALESCE(content_type,''), title IS NOT NULL, COALESCE(title,''), COALESCE(title_count,0),
@@ -641,7 +641,7 @@ func (s *Store) LoadPages(ctx context.Context) ([]*PageRecord, error) {
 	return out, rows.Err()
 }
 
-// loadLinks reads every link of the crawl.
+// LoadLinks reads every link of the crawl.
 func (s *Store) LoadLinks(ctx context.Context) ([]LinkRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT from_url, to_url, external, nofollow, COALESCE(anchor,''), COALESCE(tag,'') FROM links WHERE crawl_id = ?`, s.CrawlID)
 	if err != nil {
@@ -661,7 +661,7 @@ func (s *Store) LoadLinks(ctx context.Context) ([]LinkRecord, error) {
 	return out, rows.Err()
 }
 
-// loadLinkOwners reads the pages whose links are recorded (links.from_url, distinct).
+// LoadLinkOwners reads the pages whose links are recorded (links.from_url, distinct).
 func (s *Store) LoadLinkOwners(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT from_url FROM links WHERE crawl_id = ?`, s.CrawlID)
 	if err != nil {
@@ -710,7 +710,7 @@ func (s *Store) loadStrings(ctx context.Context, query string) ([][2]string, err
 	return out, rows.Err()
 }
 
-// loadSitemaps reads the crawl's sitemap reports.
+// LoadSitemaps reads the crawl's sitemap reports.
 func (s *Store) LoadSitemaps(ctx context.Context) ([]SitemapRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(parent,''), level, COALESCE(status,0), COALESCE(kind,''),
 		COALESCE(entries,0), COALESCE(skipped,0), COALESCE(error,'') FROM sitemaps WHERE crawl_id = ?`, s.CrawlID)
@@ -729,7 +729,7 @@ func (s *Store) LoadSitemaps(ctx context.Context) ([]SitemapRecord, error) {
 	return out, rows.Err()
 }
 
-// loadRequests reads the llms.txt and WordPress probe answers.
+// LoadRequests reads the llms.txt and WordPress probe answers.
 func (s *Store) LoadRequests(ctx context.Context) ([]RequestRecord, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT url, purpose, COALESCE(status,0), COALESCE(content_type,''), COALESCE(location,''),
 		COALESCE(bytes,0), COALESCE(error,'') FROM requests WHERE crawl_id = ? ORDER BY rowid`, s.CrawlID)
@@ -748,7 +748,7 @@ func (s *Store) LoadRequests(ctx context.Context) ([]RequestRecord, error) {
 	return out, rows.Err()
 }
 
-// normalizeOrSelf normalizes a URL for comparison, or returns it unchanged when it cannot be parsed.
+// NormalizeOrSelf normalizes a URL for comparison, or returns it unchanged when it cannot be parsed.
 func NormalizeOrSelf(raw string) string {
 	if n, err := urlnorm.Normalize(raw); err == nil {
 		return n
@@ -756,7 +756,7 @@ func NormalizeOrSelf(raw string) string {
 	return raw
 }
 
-// recordRun notes which process runs the crawl, so that a resume can tell a crawl still running from
+// RecordRun notes which process runs the crawl, so that a resume can tell a crawl still running from
 // one that was killed.
 func (s *Store) RecordRun(ctx context.Context) error {
 	host, _ := os.Hostname()
@@ -765,7 +765,7 @@ func (s *Store) RecordRun(ctx context.Context) error {
 	return err
 }
 
-// reopenCrawl makes crawl id the store's crawl again, running, for a resume: the sitemaps are read again
+// ReopenCrawl makes crawl id the store's crawl again, running, for a resume: the sitemaps are read again
 // from sitemap_fetches, so their rows are cleared first.
 func (s *Store) ReopenCrawl(ctx context.Context, id int64) error {
 	s.CrawlID = id
@@ -781,7 +781,7 @@ func (s *Store) ReopenCrawl(ctx context.Context, id int64) error {
 	return nil
 }
 
-// keepTotals keeps the crawls row's request and page counts current: totals is asked in every
+// KeepTotals keeps the crawls row's request and page counts current: totals is asked in every
 // transaction of the writer, and its answer written in it.
 func (s *Store) KeepTotals(totals func() (requests, pages int64)) {
 	id := s.CrawlID
@@ -792,7 +792,7 @@ func (s *Store) KeepTotals(totals func() (requests, pages int64)) {
 	}
 }
 
-// recordSlowdown writes when and by which URL a 429 slowed the crawl, in the writer's stream.
+// RecordSlowdown writes when and by which URL a 429 slowed the crawl, in the writer's stream.
 func (s *Store) RecordSlowdown(at time.Time, url string) {
 	id := s.CrawlID
 	s.Enqueue(func(tx *sql.Tx) error {
@@ -801,7 +801,7 @@ func (s *Store) RecordSlowdown(at time.Time, url string) {
 	})
 }
 
-// dropResumeState deletes what only a resume needs, once the crawl is over: the sitemap answers and the
+// DropResumeState deletes what only a resume needs, once the crawl is over: the sitemap answers and the
 // queue.
 func (s *Store) DropResumeState() error {
 	for _, q := range []string{`DELETE FROM sitemap_fetches WHERE crawl_id = ?`, `DELETE FROM queue WHERE crawl_id = ?`,
