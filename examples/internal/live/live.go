@@ -295,9 +295,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // ServeHTTP streams snapshots as text/event-stream until the request's
 // context ends (the browser went away, the server shuts down) or a write
-// fails. Beyond MaxSubscribers it answers 503 with Retry-After. The stream
-// sets its own deadlines, so a server's ReadTimeout and WriteTimeout do not
-// end it, while a browser that reads nothing for WriteTimeout is dropped.
+// fails. Beyond MaxSubscribers it answers 503 with Retry-After. Each message
+// gets its own write deadline (WriteTimeout), so the server's WriteTimeout
+// does not end a long stream, while a browser that reads nothing for
+// WriteTimeout is dropped. (net/http clears the read deadline once a GET's
+// headers are read, so ReadTimeout does not end it either; tested.)
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -312,7 +314,6 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.unsubscribe(s)
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Time{}) // a GET has no body; the server's ReadTimeout must not cancel the stream
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")
