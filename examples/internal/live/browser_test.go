@@ -1,7 +1,6 @@
 package live
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/politecrawl/polite/examples/internal/localweb"
 	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
@@ -48,15 +46,7 @@ func TestLiveCountersInBrowser(t *testing.T) {
 		}
 		mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, filepath.Join("testdata", f)) })
 	}
-	s := &localweb.Server{Handler: mux}
-	require.NoError(t, s.Listen())
-	sctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(sctx) }()
-	t.Cleanup(func() {
-		stop()
-		assert.NoError(t, <-served)
-	})
+	s, _ := serveBehindGuard(t, mux, nil)
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.URL())))
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("pages").textContent === "0"`))

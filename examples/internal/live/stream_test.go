@@ -60,11 +60,15 @@ func readEvents(r io.Reader, f func(sseEvent) bool) error {
 	}
 }
 
-// serveBehindGuard serves h the way an app does: localweb's Server with its
-// token, and here read and write timeouts far shorter than the stream lives.
-func serveBehindGuard(t *testing.T, h http.Handler) (*localweb.Server, func(path string) *http.Request) {
+// serveBehindGuard serves h the way an app does, on localweb's Server with
+// its token, until the test ends; tweak (if not nil) changes the Server
+// before Listen. It returns the server and a maker of tokened requests.
+func serveBehindGuard(t *testing.T, h http.Handler, tweak func(*localweb.Server)) (*localweb.Server, func(path string) *http.Request) {
 	t.Helper()
-	s := &localweb.Server{Handler: h, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond}
+	s := &localweb.Server{Handler: h}
+	if tweak != nil {
+		tweak(s)
+	}
 	require.NoError(t, s.Listen())
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -88,7 +92,9 @@ func serveBehindGuard(t *testing.T, h http.Handler) (*localweb.Server, func(path
 // read and write timeouts.
 func TestThousandEventsPerSecondOverLoopback(t *testing.T) {
 	h := &Hub{}
-	_, req := serveBehindGuard(t, h)
+	_, req := serveBehindGuard(t, h, func(s *localweb.Server) {
+		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond // far shorter than the stream lives
+	})
 	resp, err := http.DefaultClient.Do(req("/events"))
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -230,7 +236,7 @@ func TestSubscriberCapAndMethods(t *testing.T) {
 func TestStreamStartsWithRetryAndState(t *testing.T) {
 	h := &Hub{}
 	h.Publish(Event{Add: map[string]int64{"pages": 7}, Set: map[string]string{"gap": "300ms"}, Item: map[string]any{"url": "/a", "status": 200}})
-	_, req := serveBehindGuard(t, h)
+	_, req := serveBehindGuard(t, h, nil)
 	resp, err := http.DefaultClient.Do(req("/events"))
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -74,7 +74,8 @@ type Guard struct {
 	// Hosts are Host header values accepted besides the loopback names
 	// (127.0.0.1, localhost, [::1]) and the connection's local address, each
 	// with the port the connection was accepted on. A value is a host name
-	// or IP literal without port ("dashboard.internal").
+	// or IP literal without port ("dashboard.internal"), compared ignoring
+	// case.
 	Hosts []string
 	// MaxBodyBytes caps each request body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
@@ -95,7 +96,7 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 				"This server answers only to its own loopback address (127.0.0.1, localhost or [::1] with its port), so a web page cannot reach it through a name of its own. Open the address the program printed.")
 			return
 		}
-		fromQuery, authorized := g.authorize(r)
+		fromQuery, authorized := g.authorize(r, port)
 		if !authorized {
 			refuse(w, http.StatusForbidden, "Open the address the program printed",
 				"This local app needs the address with the token that the program printed when it started (http://127.0.0.1:…/?token=…). Open that address; it sets a cookie, and the app works in this browser until the program stops. Another run prints another token.")
@@ -132,11 +133,13 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 }
 
 // SetHeaders sets the security headers every response of a local app
-// carries: CSP, no MIME sniffing, no referrer, no cross-origin embedding.
+// carries: CSP, no MIME sniffing, no referrer, no framing, no cross-origin
+// embedding or window sharing.
 func SetHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 }
@@ -193,7 +196,7 @@ func (g *Guard) checkHost(r *http.Request) (port string, ok bool) {
 
 // authorize reports whether r carries the token, and whether it came in the
 // query (to be moved into the cookie).
-func (g *Guard) authorize(r *http.Request) (fromQuery, ok bool) {
+func (g *Guard) authorize(r *http.Request, port string) (fromQuery, ok bool) {
 	q := r.URL.Query()
 	_, inQuery := q[TokenParam]
 	valid := false
@@ -202,7 +205,7 @@ func (g *Guard) authorize(r *http.Request) (fromQuery, ok bool) {
 		fromQuery = valid
 	}
 	if !valid {
-		if c, err := r.Cookie(g.cookieName(r)); err == nil && g.match(c.Value) {
+		if c, err := r.Cookie(CookieName(port)); err == nil && g.match(c.Value) {
 			valid = true
 		}
 	}
@@ -224,13 +227,8 @@ func (g *Guard) match(v string) bool {
 	return subtle.ConstantTimeCompare([]byte(v), []byte(g.Token)) == 1
 }
 
-// cookieName is per port: browsers share cookies between ports of one host.
-func (g *Guard) cookieName(r *http.Request) string {
-	_, port, _ := net.SplitHostPort(fmt.Sprint(r.Context().Value(http.LocalAddrContextKey)))
-	return CookieName(port)
-}
-
-// CookieName is the name of the token cookie of a server on port.
+// CookieName is the name of the token cookie of a server on port: one name
+// per port, because browsers share cookies between the ports of a host.
 func CookieName(port string) string { return "localweb_" + port }
 
 func (g *Guard) setCookieAndRedirect(w http.ResponseWriter, r *http.Request, port string) {

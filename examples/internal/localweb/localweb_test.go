@@ -90,6 +90,7 @@ func assertSecurityHeaders(t *testing.T, resp *http.Response) {
 		resp.Header.Get("Content-Security-Policy"), "CSP on %s %s", resp.Request.Method, resp.Request.URL)
 	assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 	assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"))
+	assert.Equal(t, "DENY", resp.Header.Get("X-Frame-Options"))
 }
 
 func TestLoopbackAddr(t *testing.T) {
@@ -494,8 +495,43 @@ func TestTimeoutsDefaultAndApply(t *testing.T) {
 	conn, err := net.Dial("tcp", s.ListenAddr())
 	require.NoError(t, err)
 	defer conn.Close()
-	io.WriteString(conn, "GET / HTTP/1.1\r\n") // and never finish the headers
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	io.WriteString(conn, "GET / HTTP/1.1\r\n")                              // and never finish the headers
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second))) // the default, 10 s, would be too late
 	_, err = io.ReadAll(conn)
 	assert.NoError(t, err, "the server closed the connection of a client that never finished its headers")
+}
+
+func TestZeroServerUsesTheDefaults(t *testing.T) {
+	var s Server
+	srv := s.httpServer(context.Background())
+	assert.Equal(t, DefaultReadHeaderTimeout, srv.ReadHeaderTimeout)
+	assert.Equal(t, DefaultReadTimeout, srv.ReadTimeout)
+	assert.Equal(t, DefaultWriteTimeout, srv.WriteTimeout)
+	assert.Equal(t, DefaultIdleTimeout, srv.IdleTimeout)
+	assert.Equal(t, MaxHeaderBytes, srv.MaxHeaderBytes)
+	var g Guard
+	assert.EqualValues(t, DefaultMaxBodyBytes, g.maxBody())
+	assert.Equal(t, DefaultMaxInFlight, g.maxInFlight())
+}
+
+func TestAllowWithoutTokenKeepsEveryOtherCheck(t *testing.T) {
+	a := &app{}
+	s := start(t, a, func(s *Server) { s.Guard.AllowWithoutToken = true })
+	resp, body := get(t, noRedirects, newReq(t, "GET", base(s)+"/", nil))
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "ok / 0", body)
+
+	resp, _ = get(t, noRedirects, newReq(t, "GET", base(s)+"/?token=stale", nil))
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a wrong token is still wrong")
+
+	req := newReq(t, "GET", base(s)+"/", nil)
+	req.Host = "evil.example"
+	resp, _ = get(t, noRedirects, req)
+	assert.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode)
+
+	req = newReq(t, "POST", base(s)+"/track", strings.NewReader("x"))
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, _ = get(t, noRedirects, req)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.EqualValues(t, 1, a.calls.Load())
 }

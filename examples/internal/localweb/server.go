@@ -22,6 +22,8 @@ const (
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	// MaxHeaderBytes caps a request's header.
+	MaxHeaderBytes = 32 << 10
 	// ShutdownGrace is how long Serve waits for requests in flight once its
 	// context ends.
 	ShutdownGrace = 5 * time.Second
@@ -65,10 +67,11 @@ func (s *Server) Listen() error {
 	return nil
 }
 
-// ListenAddr is the address bound by Listen (host:port).
+// ListenAddr is the address bound by Listen (host:port); call it after Listen.
 func (s *Server) ListenAddr() string { return s.ln.Addr().String() }
 
-// URL is the address to open: http://127.0.0.1:PORT/?token=….
+// URL is the address to open and print, http://127.0.0.1:PORT/?token=…;
+// call it after Listen.
 func (s *Server) URL() string {
 	u := url.URL{Scheme: "http", Host: s.ListenAddr(), Path: "/", RawQuery: url.Values{TokenParam: {s.Guard.Token}}.Encode()}
 	return u.String()
@@ -83,16 +86,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	base, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	srv := &http.Server{
-		Handler:           s.Guard.Handler(s.Handler),
-		ReadHeaderTimeout: orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		ReadTimeout:       orDefault(s.ReadTimeout, DefaultReadTimeout),
-		WriteTimeout:      orDefault(s.WriteTimeout, DefaultWriteTimeout),
-		IdleTimeout:       orDefault(s.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          s.ErrorLog,
-		BaseContext:       func(net.Listener) context.Context { return base },
-	}
+	srv := s.httpServer(base)
 	srv.RegisterOnShutdown(cancelRequests)
 	done := make(chan struct{})
 	go func() {
@@ -117,6 +111,21 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	<-done
 	return err
+}
+
+// httpServer is the http.Server of Serve: the guarded handler, the timeouts,
+// a header cap, and request contexts derived from base.
+func (s *Server) httpServer(base context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.Guard.Handler(s.Handler),
+		ReadHeaderTimeout: orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(s.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(s.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(s.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          s.ErrorLog,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
