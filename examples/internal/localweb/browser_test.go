@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,9 +55,10 @@ func testApp() http.Handler {
 // TestBrowserOpensTokenedApp opens the printed address in headless Chromium:
 // the bare address shows how to get in, the tokened one lands on the page
 // with the token gone from the address bar, a link is followed with the
-// cookie, the script file runs and the inline script does not.
+// cookie, the script file runs and the inline script does not. A tokened
+// link on another site's page (other.test) lands in the app too.
 func TestBrowserOpensTokenedApp(t *testing.T) {
-	ctx := testbrowser.New(t)
+	ctx := testbrowser.New(t, chromedp.Flag("host-resolver-rules", "MAP other.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"))
 	s := start(t, testApp(), nil)
 	var mu sync.Mutex
 	var console []string
@@ -117,4 +120,20 @@ func TestBrowserOpensTokenedApp(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, csp, 1, "the browser reported the blocked inline script: %q", console)
+
+	// Followed from another site: a browser withholds the Strict cookie from
+	// a redirect of that navigation, so the guard's page moves on itself.
+	// (A second server: its own port, token and cookie name.)
+	s2 := start(t, testApp(), nil)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<a id="open" href="%s">open the app</a>`, html.EscapeString(s2.URL()))
+	}))
+	defer other.Close()
+	_, otherPort, _ := net.SplitHostPort(other.Listener.Addr().String())
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://other.test:"+otherPort+"/"), chromedp.WaitVisible(`#open`),
+		chromedp.Click(`#open`), chromedp.WaitVisible(`#next`)))
+	loc, err = chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, base(s2)+"/", loc, "landed in the app, token dropped")
 }

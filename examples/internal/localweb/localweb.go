@@ -59,7 +59,10 @@ func NewToken() string { return rand.Text() }
 // constant time. A GET or HEAD with ?token=… is answered with a redirect to
 // the same address without it, setting an HttpOnly, SameSite=Strict cookie
 // named for the port (cookies are not port-scoped, so two local apps never
-// overwrite each other's).
+// overwrite each other's). When the tokened address was followed from another
+// site's page the redirect is a page that moves on by itself (meta refresh),
+// because a browser withholds a Strict cookie from a redirect of a navigation
+// another site started.
 //
 // The zero Guard refuses every request: it has no token. Use a Guard by
 // pointer, as one value in front of the whole server.
@@ -246,8 +249,21 @@ func (g *Guard) setCookieAndRedirect(w http.ResponseWriter, r *http.Request, por
 		to.Path = "/"
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		// Followed from another site's page: a browser does not send a
+		// SameSite=Strict cookie on a redirect of a navigation another site
+		// started, so the page moves on itself, a navigation of this origin.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		movePage.Execute(w, to.RequestURI())
+		return
+	}
 	http.Redirect(w, r, to.RequestURI(), http.StatusSeeOther)
 }
+
+var movePage = template.Must(template.New("move").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0; url={{.}}"><title>Opening the app</title></head>
+<body><p><a href="{{.}}">Open the app</a></p></body></html>
+`))
 
 var refusalPage = template.Must(template.New("refusal").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>

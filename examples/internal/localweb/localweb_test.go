@@ -233,6 +233,16 @@ func TestTokenURLSetsCookieAndRedirects(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "ok /form 3", body)
 
+	// Followed from another site's page: a page that moves on by itself.
+	req := newReq(t, "GET", base(s)+"/crawl/3?tab=broken&token="+s.Guard.Token, nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, body = get(t, noRedirects, req)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	assert.Equal(t, http.SameSiteStrictMode, resp.Cookies()[0].SameSite)
+	assert.Contains(t, body, `<meta http-equiv="refresh" content="0; url=/crawl/3?tab=broken">`)
+	assert.NotContains(t, body, s.Guard.Token)
+
 	// Bearer, and a tokened POST (a script), are served without a redirect.
 	resp, body = get(t, noRedirects, authed(t, s, "GET", "/api", nil))
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
