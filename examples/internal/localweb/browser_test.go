@@ -1,6 +1,7 @@
 package localweb
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"html"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -131,8 +133,10 @@ func TestBrowserOpensTokenedApp(t *testing.T) {
 	}))
 	defer other.Close()
 	_, otherPort, _ := net.SplitHostPort(other.Listener.Addr().String())
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("http://other.test:"+otherPort+"/"), chromedp.WaitVisible(`#open`),
-		chromedp.Click(`#open`), chromedp.WaitVisible(`#next`)))
+	quick, cancel := context.WithTimeout(ctx, 20*time.Second) // a refusal page has no #next: fail soon
+	defer cancel()
+	require.NoError(t, chromedp.Do(quick, chromedp.Navigate("http://other.test:"+otherPort+"/"), chromedp.WaitVisible(`#open`),
+		chromedp.Click(`#open`), chromedp.WaitVisible(`#next`)), "the app opened from another site's link")
 	loc, err = chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
 	assert.Equal(t, base(s2)+"/", loc, "landed in the app, token dropped")
