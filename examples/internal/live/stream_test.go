@@ -252,3 +252,29 @@ func TestStreamStartsWithRetryAndState(t *testing.T) {
 		`data: {"seq":1,"counters":{"pages":7},"state":{"gap":"300ms"},"items":[{"status":200,"url":"/a"}],"first_item":1,"skipped":0}` + "\n",
 	}, head)
 }
+
+// An idle stream carries heartbeat comments, which EventSource ignores; HEAD
+// gets the stream's headers and no stream.
+func TestIdleStreamHeartbeatsAndHead(t *testing.T) {
+	h := &Hub{Heartbeat: 50 * time.Millisecond}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var got []sseEvent
+	err = readEvents(resp.Body, func(ev sseEvent) bool {
+		got = append(got, ev)
+		return len(got) < 3
+	})
+	require.NoError(t, err)
+	assert.Equal(t, EventName, got[0].event, "the state first")
+	assert.Equal(t, []sseEvent{{comment: true}, {comment: true}}, got[1:], "then heartbeats while nothing changes")
+	require.Eventually(t, func() bool { return h.Stats().Heartbeats >= 2 }, 10*time.Second, 5*time.Millisecond, "counted once written")
+
+	head, err := http.Head(srv.URL)
+	require.NoError(t, err)
+	head.Body.Close()
+	assert.Equal(t, http.StatusOK, head.StatusCode)
+	assert.Equal(t, "text/event-stream; charset=utf-8", head.Header.Get("Content-Type"))
+}
