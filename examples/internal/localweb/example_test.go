@@ -30,3 +30,18 @@ func ExampleServer() {
 		os.Exit(1)
 	}
 }
+
+// A server that keeps its own listener (the monitor's serve, which may be
+// bound beyond loopback on purpose) puts the Guard alone in front of its
+// routes: the Host check, cross-origin refusal, headers and caps, with the
+// names it is reached by, and here no token.
+func ExampleGuard() {
+	mux := http.NewServeMux()
+	guard := &localweb.Guard{
+		AllowWithoutToken: true,                         // a dashboard for more than the person who started it
+		Hosts:             []string{"monitor.internal"}, // names it is reached by, besides loopback
+		MaxInFlight:       16,
+	}
+	srv := &http.Server{Addr: "127.0.0.1:8080", Handler: guard.Handler(mux)}
+	_ = srv // srv.ListenAndServe(), with the timeouts of localweb.Server
+}
