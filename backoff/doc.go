@@ -30,7 +30,8 @@
 // Every knob is a field with a useful zero value: MaxRetries (0 = 2,
 // [NoRetries] = none), Base (500 ms), Multiplier (2), Cap (30 s), Jitter,
 // RetryTransportErrors, RetryStatuses (nil = 429/502/503/504),
-// SlowdownStatuses (nil = 429), SlowdownInFlight (1), SlowdownGap (3 s).
+// SlowdownStatuses (nil = 429), SlowdownInFlight (1), SlowdownGap (3 s),
+// SlowdownScope (PerRun).
 // The two decisions are plain function types that can be replaced without
 // forking: [CheckRetry] (retryable? slow down?) and [Backoff] (how long).
 //
@@ -44,6 +45,24 @@
 // wait the server asked for. Retry-After is a lower bound; the gate may
 // add to it (and without a slowdown, a retry waits its backoff plus at most
 // one Gap of the run). 503, 502 and 504 never trip the slowdown.
+//
+// The scope is chosen on the latch (Slowdown.Scope, or
+// Policy.SlowdownScope for the latch a frontier makes): [PerRun], the
+// default and Crawl Cove's promise, slows every host at the first 429;
+// [PerHost] slows only the host that answered 429 (each host trips once),
+// so one busy site of a multi-site crawl does not slow the others. Trips
+// and TripsSince list the trips for the gate that applies them.
+//
+// # Adaptive pacing
+//
+// [Adaptive] is the per-host pacing policy a gate may apply after every
+// response ([Observation]: status, error, elapsed): a plain function of
+// the configured gap, the cap and the host's current gap, clamped by the
+// gate to [configured gap, cap]. [DefaultAdaptive] moves the gap halfway
+// towards 3 × the response time after a good answer (AutoThrottle-like;
+// it comes back to the configured gap as the server recovers) and doubles
+// it, to at least 1 s, after a 5xx, a 429 or a timeout (StormCrawler-like).
+// It is opt-in (frontier.Config.Adaptive).
 //
 // # Cost
 //

@@ -77,6 +77,9 @@ type Policy struct {
 	// SlowdownGap is the least time between request starts once the slowdown
 	// has tripped. 0 (or negative) means 3s.
 	SlowdownGap time.Duration
+	// SlowdownScope is what a trip slows: PerRun (the zero value, the
+	// whole run) or PerHost (only the host that answered).
+	SlowdownScope SlowdownScope
 }
 
 // zeroPolicy stands in for a nil *Policy without allocating one per call;
@@ -224,7 +227,7 @@ func (p *Policy) NewSlowdown() *Slowdown {
 	if p == nil {
 		p = &zeroPolicy
 	}
-	return &Slowdown{InFlight: p.slowdownInFlight(), Gap: p.slowdownGap()}
+	return &Slowdown{InFlight: p.slowdownInFlight(), Gap: p.slowdownGap(), Scope: p.SlowdownScope}
 }
 
 func statusText(code int) string {

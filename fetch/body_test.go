@@ -78,7 +78,7 @@ func TestContentTypesReportedAsSent(t *testing.T) {
 				n := testsite.NewNetwork(t, testsite.InMemory)
 				a := n.Add("a.test")
 				a.Page("/x", tc.ctype, tc.body)
-				c := newClient(n, nil)
+				c := newClient(n, fetch.NoLimits{})
 				res, err := c.Get(t.Context(), "http://a.test/x")
 				require.NoError(t, err)
 				assert.Equal(t, tc.ctype, res.ContentType)

@@ -72,7 +72,7 @@ func TestChallengeSignals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, hits := botSite(t, tc.status, tc.header, tc.body, 404)
-			c := &fetch.Client{}
+			c := &fetch.Client{Gate: fetch.NoLimits{}}
 			res, err := c.Get(context.Background(), srv.URL+"/page")
 			require.NoError(t, err)
 			require.NotNil(t, res.Challenge, "not classified")
@@ -113,7 +113,7 @@ see cf-mitigated: challenge in their docs, and "Access Denied" pages with a Refe
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, _ := botSite(t, tc.status, tc.header, tc.body, 404)
-			res, err := (&fetch.Client{}).Get(context.Background(), srv.URL+"/page")
+			res, err := (&fetch.Client{Gate: fetch.NoLimits{}}).Get(context.Background(), srv.URL+"/page")
 			require.NoError(t, err)
 			assert.Nil(t, res.Challenge, "false positive: %v", res.Challenge)
 		})
@@ -126,14 +126,14 @@ see cf-mitigated: challenge in their docs, and "Access Denied" pages with a Refe
 func TestPlainHardBlock(t *testing.T) {
 	for _, rs := range []int{401, 403} {
 		srv, _ := botSite(t, 403, nil, "<html><h1>403 Forbidden</h1><hr>nginx</html>", rs)
-		res, err := (&fetch.Client{}).Get(context.Background(), srv.URL+"/")
+		res, err := (&fetch.Client{Gate: fetch.NoLimits{}}).Get(context.Background(), srv.URL+"/")
 		require.NoError(t, err)
 		assert.Equal(t, rs, res.RobotsStatus)
 		assert.True(t, res.RefusesCrawler(), "robots %d", rs)
 		assert.Nil(t, res.Challenge)
 	}
 	srv, _ := botSite(t, 403, nil, "forbidden", 404)
-	res, err := (&fetch.Client{}).Get(context.Background(), srv.URL+"/")
+	res, err := (&fetch.Client{Gate: fetch.NoLimits{}}).Get(context.Background(), srv.URL+"/")
 	require.NoError(t, err)
 	assert.Equal(t, 404, res.RobotsStatus)
 	assert.False(t, res.RefusesCrawler())

@@ -44,7 +44,7 @@ func TestClaimerStopsAtSeenTarget(t *testing.T) {
 	site.Redirect("/redir", "/a", http.StatusMovedPermanently)
 	site.HTML("/a", "<title>A</title>")
 	claims := &seenSet{seen: map[string]bool{site.URL() + "/a": true}}
-	c := &fetch.Client{Claimer: claims}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Claimer: claims}
 	res, err := c.Get(context.Background(), site.URL()+"/redir-chain")
 	require.NoError(t, err)
 	assert.Equal(t, site.URL()+"/a", res.DuplicateTarget)

@@ -69,8 +69,11 @@ type Client struct {
 	// nil follows every redirect allowed by the rules above.
 	CheckRedirect func(next *url.URL, via []Hop) error
 	// Gate is passed before every request, robots.txt fetches of the
-	// private robots cache and of PoliteTransport included. nil means no
-	// limits. frontier.New sets it when the client is its Config.Client.
+	// private robots cache and of PoliteTransport included. nil means the
+	// client's own [HostGate] with its defaults: one request in flight and
+	// 1 s between request starts per host. [NoLimits] means none (tests and
+	// benchmarks). frontier.New sets it when the client is its
+	// Config.Client.
 	Gate Gate
 	// Robots decides whether a URL may be fetched. nil means a private
 	// robots.Cache (see RobotsCache) whose robots.txt requests go through
@@ -78,11 +81,13 @@ type Client struct {
 	Robots RobotsChecker
 	// Policy decides retries. nil means backoff.Default().
 	Policy *backoff.Policy
-	// Slowdown is the run-wide latch that responses such as 429 trip.
-	// nil means none is tripped. Once tripped, the gate (the frontier)
-	// keeps one request in flight and 3 s between starts for the rest of
-	// the run, and that gap applies to the very retry that tripped it: a
-	// 429 with "Retry-After: 1" is retried after 3 s, not 1 s.
+	// Slowdown is the latch that responses such as 429 trip. nil means
+	// none is tripped. Once tripped, the gate (the frontier) keeps one
+	// request in flight and 3 s between starts for the rest of the run
+	// (or, with Scope backoff.PerHost, on the host that answered), and
+	// that gap applies to the very retry that tripped it: a 429 with
+	// "Retry-After: 1" is retried after 3 s, not 1 s. The client's own
+	// HostGate (nil Gate) does not apply it.
 	Slowdown *backoff.Slowdown
 	// Transport is the base transport. nil means a shared NewBaseTransport(nil),
 	// or Guard.NewTransport() when Guard is set.
@@ -129,6 +134,9 @@ type Client struct {
 
 	privOnce sync.Once
 	priv     *robots.Cache
+
+	gateOnce sync.Once
+	ownGate  *HostGate
 }
 
 // state is what Client derives from its fields on first use.
@@ -244,6 +252,15 @@ func (h clientHandler) WithGroup(name string) slog.Handler {
 	return slog.DiscardHandler
 }
 
+// gate returns the gate in use now: Gate, or the client's own HostGate.
+func (c *Client) gate() Gate {
+	if g := c.Gate; g != nil {
+		return g
+	}
+	c.gateOnce.Do(func() { c.ownGate = &HostGate{} })
+	return c.ownGate
+}
+
 // robots returns the checker in use now.
 func (c *Client) robots() RobotsChecker {
 	if r := c.Robots; r != nil {
@@ -343,7 +360,10 @@ type Result struct {
 	Download time.Duration
 	// GateWait is the total time spent waiting at the politeness gate for
 	// this call's requests: every attempt and redirect hop. robots.txt
-	// fetches wait in RobotsWait instead.
+	// fetches wait in RobotsWait instead. In a frontier's crawl loop the
+	// first request's wait is mostly spent before Get, in Frontier.Next,
+	// which hands an item out only once its request may start: that part
+	// is frontier.Item.Wait, and a page's politeness wait is the two summed.
 	GateWait time.Duration
 	// RetryWait is the total time slept before retries (Retry-After or the
 	// policy's backoff), holding no gate slot.
@@ -620,16 +640,15 @@ func (e *gateError) Unwrap() error { return e.err }
 // (body consumed) even when reading the body failed.
 func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.URL, hdr http.Header, res *Result) (*http.Response, func(), error) {
 	release := nop
-	if g := c.Gate; g != nil {
-		t0 := c.now()
-		rel, err := g.Acquire(ctx, u)
-		res.GateWait += c.now().Sub(t0)
-		if err != nil {
-			return nil, nop, &gateError{err}
-		}
-		if rel != nil {
-			release = rel
-		}
+	t0 := c.now()
+	g := c.gate()
+	rel, err := g.Acquire(ctx, u)
+	res.GateWait += c.now().Sub(t0)
+	if err != nil {
+		return nil, nop, &gateError{err}
+	}
+	if rel != nil {
+		release = rel
 	}
 	rctx := ctx
 	if st.timeout > 0 {
@@ -647,7 +666,7 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		Host:       u.Host,
 	}).WithContext(rctx)
 	var waits *waitContext
-	if c.Gate != nil {
+	if reportsWaits(g) {
 		// A gate's transport may make the request wait again after it was
 		// handed over (ReportGateWait): that is politeness, not the server.
 		waits = &waitContext{Context: rctx}
@@ -662,7 +681,8 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		sent = sent.Add(w)
 	}
 	if err != nil {
-		return nil, release, st.requestError(ctx, rctx, err)
+		err = st.requestError(ctx, rctx, err)
+		return nil, observing(g, u, 0, err, sent, c, release), err
 	}
 	headers := c.now()
 	res.TTFB = headers.Sub(sent)
@@ -680,10 +700,14 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 	_ = resp.Body.Close()
 	res.Download = c.now().Sub(headers)
 	if err != nil {
-		return resp, release, st.requestError(ctx, rctx, err)
+		err = st.requestError(ctx, rctx, err)
 	}
-	res.Challenge = DetectChallenge(resp.StatusCode, resp.Header, res.Body)
-	return resp, release, nil
+	if err != nil {
+		err = st.requestError(ctx, rctx, err)
+	} else {
+		res.Challenge = DetectChallenge(resp.StatusCode, resp.Header, res.Body)
+	}
+	return resp, observing(g, u, resp.StatusCode, err, sent, c, release), err
 }
 
 // waitContext carries the waits a transport reports with ReportGateWait.

@@ -66,7 +66,7 @@ func TestConditionalETag(t *testing.T) {
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	store := &fetch.MemoryValidators{}
-	c := &fetch.Client{Validators: store}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Validators: store}
 	ctx := context.Background()
 
 	res, err := c.Get(ctx, srv.URL+"/p")
@@ -110,7 +110,7 @@ func TestConditionalLastModified(t *testing.T) {
 	site := &validatingSite{lastMod: lm, body: "page"}
 	srv := httptest.NewServer(site)
 	defer srv.Close()
-	c := &fetch.Client{Validators: &fetch.MemoryValidators{}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Validators: &fetch.MemoryValidators{}}
 	_, err := c.Get(context.Background(), srv.URL+"/p")
 	require.NoError(t, err)
 	res, err := c.Get(context.Background(), srv.URL+"/p")
@@ -128,7 +128,7 @@ func TestConditionalNoStore(t *testing.T) {
 	srv := httptest.NewServer(site)
 	defer srv.Close()
 	store := &fetch.MemoryValidators{}
-	c := &fetch.Client{Validators: store}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Validators: store}
 	ctx := context.Background()
 	for range 2 {
 		res, err := c.Get(ctx, srv.URL+"/p")
@@ -158,7 +158,7 @@ func TestConditionalRedirect(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	store := &fetch.MemoryValidators{}
-	c := &fetch.Client{Validators: store}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Validators: store}
 	_, err := c.Get(context.Background(), srv.URL+"/old")
 	require.NoError(t, err)
 	_, ok, _ := store.Load(context.Background(), srv.URL+"/old")
@@ -191,7 +191,7 @@ func TestConditionalStoreError(t *testing.T) {
 	site := &validatingSite{etag: `"e"`, body: "x"}
 	srv := httptest.NewServer(site)
 	defer srv.Close()
-	c := &fetch.Client{Validators: &failingStore{}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Validators: &failingStore{}}
 	_, err := c.Get(context.Background(), srv.URL+"/p")
 	requireFetchError(t, err, srv.URL+"/p")
 	assert.Contains(t, err.Error(), "disk full")

@@ -10,6 +10,9 @@
 // body, and reads at most MaxBodyBytes of a body.
 //
 //	behaviour       default                 notes
+//	gate            the client's HostGate   nil Gate: 1 request in flight and 1 s between request starts per
+//	                                        host, robots.txt and retries included; other hosts never wait;
+//	                                        Gate: NoLimits{} for none; frontier.New sets the frontier
 //	methods         GET, HEAD               anything else: ErrMethod before any I/O, from every entry point
 //	identity        UserAgent + Header      on every request, robots.txt and retries too; replaces the caller's own
 //	robots tokens   ProductToken(UserAgent) RobotsTokens: several, in order of preference (robots.Tokens)
@@ -27,6 +30,19 @@
 //	conditional GET off (Validators nil)    Client.Validators: If-None-Match/If-Modified-Since, 304 = Unchanged
 //	bot protection  always classified       Result.Challenge names the signal; never retried
 //	redirect dedup  off (Claimer nil)       set by frontier.New/redisfrontier.New: a seen target is not requested
+//
+// A zero Client is polite on its own: one request in flight per host and
+// 1 s between two request starts to one host (DefaultHostInFlight,
+// DefaultHostGap), the same through HTTPClient, RoundTripper and a zero
+// [Transport]. One connection at a time is what Nutch (one fetch thread
+// per host queue) and StormCrawler (one thread per queue) do by default,
+// and 1 s is StormCrawler's default delay and the low end of the polite
+// crawlers' defaults (Heritrix waits at least 3 s, Nutch 5 s): the
+// fastest default a site owner would not call rude, since a bare client
+// has no idea whose server it talks to. A [HostGate] with other limits is
+// the standalone gate for programs without a frontier; [NoLimits] is the
+// explicit "no limits" for tests and benchmarks. A crawl gives the client
+// to frontier.New, whose gate then replaces the default.
 //
 // Robots checks fail closed: a request is sent only when the checker
 // returns a nil error and Outcome robots.Allowed; robots.Unknown (the zero
@@ -48,12 +64,22 @@
 // later (the slowdown's gap between request starts), not 1 s later;
 // Attempt.Wait says 1 s and Result.GateWait the other 2 s.
 //
+// A Gate that also implements [Observer] (a frontier with
+// Config.Adaptive) is told how every request it admitted ended (status or
+// error, and the time to the end of the body), from Get, HTTPClient,
+// RoundTripper and Transport alike, just before the release.
+//
 // # Timings
 //
 // [Result] separates the server's time from what politeness cost. Store
 // [Result.ResponseTime] (TTFB + Download of the final request) as a page's
 // response time; GateWait, RetryWait and RobotsWait are the waits the
-// crawler added, and Total the whole call.
+// crawler added, and Total the whole call. Each wait is held by one call:
+// in a frontier's loop, Frontier.Next waits until a request to the item
+// may start (frontier.Item.Wait), and Get's GateWait is only what is left
+// (a retry's or redirect hop's turn, or a request that lost its turn to
+// another); from before Next to the return of Get the time is exactly
+// Item.Wait + Result.Total.
 //
 // # net/http
 //
@@ -127,8 +153,9 @@
 //	                               already seen by the crawl)
 //	fetch.address_refused   Info   Guard refused a URL or hop by name       url, host, addr, reason, hop
 //	fetch.retry             Info   a retry scheduled                        url, attempt, status, err, wait
-//	slowdown.tripped        Warn   the run-wide slowdown tripped (first     url, status, in_flight, gap
-//	                               trip only), by a page or robots.txt
+//	slowdown.tripped        Warn   the slowdown tripped (first trip only;   url, status, in_flight, gap
+//	                               per host with backoff.PerHost), by a
+//	                               page or robots.txt
 //
 // hop is 0 for the URL asked for and n for the target of the n-th
 // redirect; attempt is the number of the attempt that failed (1 = first).

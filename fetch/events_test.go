@@ -30,7 +30,7 @@ func TestEventDisallowed(t *testing.T) {
 		a.Redirect("/go", "/private/y", http.StatusFound)
 		down := n.Add("down.test")
 		down.Status("/robots.txt", http.StatusServiceUnavailable)
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 
@@ -48,7 +48,7 @@ func TestEventDisallowed(t *testing.T) {
 		}, log.Events(t, fetch.EventDisallowed))
 
 		// A checker with no answer: refused, and said so.
-		c2 := newClient(n, nil)
+		c2 := newClient(n, fetch.NoLimits{})
 		c2.Robots = verdictChecker{}
 		c2.Logger = logger
 		_, err = c2.Get(t.Context(), "http://a.test/")
@@ -67,7 +67,7 @@ func TestEventRedirectRefused(t *testing.T) {
 		a.Redirect("/loop2", "/loop", http.StatusFound)
 		a.Redirect("/ftp", "ftp://a.test/f", http.StatusFound)
 		a.Redirect("/out", "http://b.test/", http.StatusFound)
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
 		c.CheckRedirect = func(next *url.URL, _ []fetch.Hop) error {
@@ -116,7 +116,7 @@ func TestEventRetryAndSlowdownTripped(t *testing.T) {
 		a.Route("/busy", testsite.Response{Status: 429, Header: retryAfter("1")}, testsite.Response{Body: "ok"})
 		a.Route("/again", testsite.Response{Status: 429, Header: retryAfter("2")}, testsite.Response{Body: "ok"})
 		a.Route("/stall", testsite.Response{Delay: time.Hour}, testsite.Response{Body: "ok"})
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.Policy = &backoff.Policy{RetryTransportErrors: true}
 		c.Timeout = time.Second
 		logger, log := eventlog.New(slog.LevelDebug)
@@ -148,7 +148,7 @@ func TestEventSlowdownTrippedByRobotsTxt(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		a.Status("/robots.txt", http.StatusTooManyRequests)
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		_ = c.RobotsCache() // made before the logger is set
 		logger, log := eventlog.New(slog.LevelDebug)
 		c.Logger = logger
@@ -244,7 +244,7 @@ func TestPrivateRobotsCacheLogsThroughTheClientLogger(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		a.Robots("User-agent: *\nDisallow: /private/\n")
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		rc := c.RobotsCache() // made without a logger
 		_, err := rc.Check(t.Context(), "bot", "http://a.test/")
 		require.NoError(t, err) // nothing logged: the client has no Logger yet
@@ -258,7 +258,7 @@ func TestPrivateRobotsCacheLogsThroughTheClientLogger(t *testing.T) {
 		assert.Equal(t, "http://a.test/private/x", decisions[0]["url"])
 		assert.Empty(t, log.Events(t, "robots.fetch"), "robots.txt was fetched before the Logger was set")
 
-		c2 := newClient(n, nil)
+		c2 := newClient(n, fetch.NoLimits{})
 		c2.Logger = logger
 		_, err = c2.Get(t.Context(), "http://a.test/")
 		require.NoError(t, err)

@@ -134,14 +134,14 @@ func TestMaxRedirectsConfigurable(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		chain(a, 3)
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.MaxRedirects = 2
 		_, err := c.Get(t.Context(), "http://a.test/r0")
 		assert.ErrorIs(t, err, fetch.ErrTooManyRedirects)
 		assert.Equal(t, 0, a.Count("/r3")+a.Count("/final"))
 
 		// Negative: the redirect itself is the result.
-		c2 := newClient(n, nil)
+		c2 := newClient(n, fetch.NoLimits{})
 		c2.MaxRedirects = -1
 		res, err := c2.Get(t.Context(), "http://a.test/r0")
 		require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestRedirectLoop(t *testing.T) {
 		a := n.Add("a.test")
 		a.Redirect("/a", "/b", http.StatusMovedPermanently)
 		a.Redirect("/b", "http://A.test/a#top", http.StatusFound) // same URL spelled differently
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		res, err := c.Get(t.Context(), "http://a.test/a")
 		fe := requireFetchError(t, err, "http://a.test/b")
 		assert.ErrorIs(t, err, fetch.ErrRedirectLoop)
@@ -178,7 +178,7 @@ func TestRelativeRedirects(t *testing.T) {
 		a.Redirect("/up", "//b.test/there", http.StatusTemporaryRedirect)
 		b.Redirect("/there", "/final#frag", http.StatusPermanentRedirect)
 		b.Page("/final", "text/plain", "ok")
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		res, err := c.Get(t.Context(), "http://a.test/dir/start")
 		require.NoError(t, err)
 		assert.Equal(t, "http://b.test/final", res.FinalURL)
@@ -314,7 +314,7 @@ func TestSiteOffLimits(t *testing.T) {
 func TestUnknownHostIsOffLimits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		_, err := c.Get(t.Context(), "http://nowhere.test/x")
 		requireFetchError(t, err, "http://nowhere.test/x")
 		assert.ErrorIs(t, err, fetch.ErrSiteOffLimits)
@@ -365,7 +365,7 @@ func TestCheckRedirectHook(t *testing.T) {
 		a.Page("/in2x", "text/plain", "x")
 		errOffSite := errors.New("redirect leaves the site")
 		var calls []string
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.CheckRedirect = func(next *url.URL, via []fetch.Hop) error {
 			calls = append(calls, fmt.Sprintf("%s after %d", next, len(via)))
 			if next.Host != "a.test" {

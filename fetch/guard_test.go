@@ -85,7 +85,7 @@ func TestGuardRefusesLoopbackSpellings(t *testing.T) {
 		"127.1", "2130706433", "0x7f.1", "0177.0.0.1", "0x7f000001",
 		"[64:ff9b::7f00:1]", "[2002:7f00:1::]",
 	}
-	c := &fetch.Client{Guard: &fetch.Guard{}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{}}
 	for _, h := range hosts {
 		raw := "http://" + h + ":" + port + "/secret"
 		res, err := c.Get(context.Background(), raw)
@@ -101,7 +101,7 @@ func TestGuardAllowList(t *testing.T) {
 	srv, hits := countingServer(t)
 	other, otherHits := countingServer(t)
 	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
-	c := &fetch.Client{Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
 	res, err := c.Get(context.Background(), srv.URL+"/page")
 	require.NoError(t, err)
 	assert.Equal(t, 200, res.Status)
@@ -111,7 +111,7 @@ func TestGuardAllowList(t *testing.T) {
 	requireRefused(t, err, other.URL+"/page")
 	assert.Zero(t, otherHits.Load())
 
-	c2 := &fetch.Client{Guard: &fetch.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+	c2 := &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
 	_, err = c2.Get(context.Background(), other.URL+"/page")
 	require.NoError(t, err)
 }
@@ -131,7 +131,7 @@ func TestGuardRedirectHop(t *testing.T) {
 	}))
 	defer front.Close()
 	ap := netip.MustParseAddrPort(front.Listener.Addr().String())
-	c := &fetch.Client{Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
 	for _, to := range []string{target.URL + "/secret", "http://localhost:" + serverPort(t, target) + "/secret"} {
 		redirectTo = to
 		res, err := c.Get(context.Background(), front.URL+"/go")
@@ -160,7 +160,7 @@ func TestGuardDialTime(t *testing.T) {
 	assert.Zero(t, conns.Load(), "the refused address saw a connection")
 
 	// The same mapping on a Client with that guard is refused by name.
-	c := &fetch.Client{Guard: g}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: g}
 	_, err = c.Get(context.Background(), "http://public.example:"+port+"/secret")
 	requireRefused(t, err, "http://public.example:"+port+"/secret")
 	assert.Contains(t, err.Error(), "by the resolve mapping")
@@ -183,7 +183,7 @@ func TestGuardOwnTransportStillGuarded(t *testing.T) {
 	assert.Zero(t, hits.Load(), "a request reached the loopback server")
 
 	// Without the guard the same client reaches it: the test can fail.
-	c2 := &fetch.Client{Transport: fetch.NewBaseTransport(map[string]string{"public.example": "127.0.0.1"})}
+	c2 := &fetch.Client{Gate: fetch.NoLimits{}, Transport: fetch.NewBaseTransport(map[string]string{"public.example": "127.0.0.1"})}
 	_, err = c2.Get(context.Background(), "http://public.example:"+port+"/secret")
 	require.NoError(t, err)
 	assert.NotZero(t, hits.Load())
@@ -192,7 +192,7 @@ func TestGuardOwnTransportStillGuarded(t *testing.T) {
 // TestGuardHTTPClientAndRoundTripper: the net/http faces refuse too.
 func TestGuardHTTPClientAndRoundTripper(t *testing.T) {
 	srv, hits := countingServer(t)
-	c := &fetch.Client{Guard: &fetch.Guard{}}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{}}
 	_, err := c.HTTPClient().Get(srv.URL + "/x")
 	requireRefused(t, err, srv.URL+"/x")
 	_, err = c.PoliteTransport().RoundTrip(httptest.NewRequest("GET", srv.URL+"/robots.txt", nil))
@@ -351,7 +351,7 @@ func guardInNamespace(t *testing.T) {
 
 	g := &fetch.Guard{}
 	hc := &http.Client{Transport: g.NewTransport()}
-	c := &fetch.Client{Guard: g}
+	c := &fetch.Client{Gate: fetch.NoLimits{}, Guard: g}
 	for _, raw := range targets {
 		_, err := hc.Get(raw) // no name check on this path: the dialer decides
 		requireRefused(t, err, "")
@@ -369,7 +369,7 @@ func guardInNamespace(t *testing.T) {
 	// A name a DNS server resolves to a private address: the dialer's own
 	// lookup, checked on the address it would connect.
 	resolver, queries := dnsServer(t, netip.MustParseAddr("10.9.8.7"))
-	_, err = (&fetch.Client{Guard: &fetch.Guard{Resolver: resolver}}).Get(context.Background(), "http://intranet.example/")
+	_, err = (&fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{Resolver: resolver}}).Get(context.Background(), "http://intranet.example/")
 	ae := requireRefused(t, err, "http://intranet.example/")
 	assert.Equal(t, netip.MustParseAddr("10.9.8.7"), ae.Addr)
 	assert.NotZero(t, queries.Load())
@@ -383,7 +383,7 @@ func guardInNamespace(t *testing.T) {
 	}))
 	defer front.Close()
 	ap := netip.MustParseAddrPort(front.Listener.Addr().String())
-	c = &fetch.Client{Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
+	c = &fetch.Client{Gate: fetch.NoLimits{}, Guard: &fetch.Guard{AllowAddrPorts: []netip.AddrPort{ap}}}
 	_, err = c.Get(context.Background(), front.URL+"/")
 	requireRefused(t, err, "http://10.0.0.1/admin")
 	fmt.Println("guard: every target refused before connect")

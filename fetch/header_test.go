@@ -62,7 +62,7 @@ func TestExtraHeaderNamesSentAsWritten(t *testing.T) {
 	extra := http.Header{"X-AGENT": {"2-UA"}, "user-agent": {"not me"}}
 	newSiteAndClient := func(t *testing.T) (*testsite.Wire, *fetch.Client) {
 		s := newWireSite(t)
-		return s, &fetch.Client{UserAgent: testUA, Header: extra}
+		return s, &fetch.Client{UserAgent: testUA, Header: extra, Gate: fetch.NoLimits{}}
 	}
 	newReq := func(t *testing.T, url string) *http.Request {
 		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
@@ -102,7 +102,7 @@ func TestExtraHeaderNamesSentAsWritten(t *testing.T) {
 	})
 	t.Run("Transport", func(t *testing.T) {
 		s := newWireSite(t)
-		tr := &fetch.Transport{UserAgent: testUA, Header: extra}
+		tr := &fetch.Transport{UserAgent: testUA, Header: extra, Gate: fetch.NoLimits{}}
 		req := newReq(t, s.URL()+"/p")
 		resp, err := tr.RoundTrip(req)
 		drain(t, resp, err)

@@ -191,7 +191,7 @@ func TestBaseTransportHonoursProxyEnvironment(t *testing.T) {
 	t.Setenv("no_proxy", "direct.test")
 
 	tr := fetch.NewBaseTransport(nil)
-	c := &fetch.Client{UserAgent: testUA, Transport: tr}
+	c := &fetch.Client{UserAgent: testUA, Transport: tr, Gate: fetch.NoLimits{}}
 	res, err := c.Get(t.Context(), "http://far.example/page")
 	require.NoError(t, err)
 	assert.Equal(t, "via proxy", string(res.Body))
@@ -215,7 +215,7 @@ func TestBaseTransportResolve(t *testing.T) {
 	s := n.Add("staging.example.com")
 	s.Robots("User-agent: *\nDisallow: /admin\n")
 	s.Page("/", "text/html", "staging home")
-	c := &fetch.Client{UserAgent: testUA, Header: http.Header{"X-AGENT": {"2-UA"}}, Transport: fetch.NewBaseTransport(n.Resolve())}
+	c := &fetch.Client{UserAgent: testUA, Header: http.Header{"X-AGENT": {"2-UA"}}, Transport: fetch.NewBaseTransport(n.Resolve()), Gate: fetch.NoLimits{}}
 	res, err := c.Get(t.Context(), "http://staging.example.com/")
 	require.NoError(t, err)
 	assert.Equal(t, "staging home", string(res.Body))
@@ -227,7 +227,7 @@ func TestBaseTransportResolve(t *testing.T) {
 	assertIdentity(t, reqs)
 
 	// Host-only keys and keys without the port map every port.
-	c2 := &fetch.Client{Transport: fetch.NewBaseTransport(map[string]string{"STAGING.example.com": s.Addr()}), Robots: allowAll{}}
+	c2 := &fetch.Client{Transport: fetch.NewBaseTransport(map[string]string{"STAGING.example.com": s.Addr()}), Robots: allowAll{}, Gate: fetch.NoLimits{}}
 	res, err = c2.Get(t.Context(), "http://staging.example.com/")
 	require.NoError(t, err)
 	assert.Equal(t, "staging home", string(res.Body))

@@ -97,7 +97,7 @@ func TestResultTimingsOfAFailedRequest(t *testing.T) {
 		a := n.Add("a.test")
 		a.Robots("")
 		a.Route("/stall", testsite.Response{Delay: time.Hour})
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.Timeout = 2 * time.Second
 		res, err := c.Get(t.Context(), "http://a.test/stall")
 		require.ErrorIs(t, err, fetch.ErrTimeout)

@@ -75,7 +75,7 @@ func TestSiteOffLimitsKeepsTheCause(t *testing.T) {
 		require.NoError(t, err)
 		addr := ln.Addr().String()
 		ln.Close() // nothing listens there now
-		c := &fetch.Client{UserAgent: testUA}
+		c := &fetch.Client{UserAgent: testUA, Gate: fetch.NoLimits{}}
 		_, err = c.Get(t.Context(), "http://"+addr+"/")
 		requireFetchError(t, err, "http://"+addr+"/")
 		assert.ErrorIs(t, err, fetch.ErrSiteOffLimits)
@@ -88,7 +88,7 @@ func TestSiteOffLimitsKeepsTheCause(t *testing.T) {
 			n := testsite.NewNetwork(t, testsite.InMemory)
 			s := n.Add("down.test")
 			s.Status("/robots.txt", http.StatusServiceUnavailable)
-			_, err := newClient(n, nil).Get(t.Context(), "http://down.test/")
+			_, err := newClient(n, fetch.NoLimits{}).Get(t.Context(), "http://down.test/")
 			assert.ErrorIs(t, err, fetch.ErrSiteOffLimits)
 			assert.ErrorIs(t, err, robots.ErrUnreachable)
 			assert.NotErrorIs(t, err, context.DeadlineExceeded)

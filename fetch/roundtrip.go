@@ -56,15 +56,14 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for n := 1; ; n++ {
 		release := nop
-		if g := c.Gate; g != nil {
-			rel, err := g.Acquire(ctx, req.URL)
-			if err != nil {
-				closeReqBody(req)
-				return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
-			}
-			if rel != nil {
-				release = rel
-			}
+		g := c.gate()
+		rel, err := g.Acquire(ctx, req.URL)
+		if err != nil {
+			closeReqBody(req)
+			return nil, &Error{Op: method, URL: raw, Err: &gateError{err}}
+		}
+		if rel != nil {
+			release = rel
 		}
 		rctx, cancel := ctx, context.CancelFunc(nop)
 		if st.timeout > 0 {
@@ -81,10 +80,14 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r2.Body = body
 		}
+		sent := c.now()
 		resp, err := st.base.RoundTrip(r2)
 		if err != nil {
 			err = st.requestError(ctx, rctx, err)
 			resp = nil
+			release = observing(g, req.URL, 0, err, sent, c, release)
+		} else {
+			release = observing(g, req.URL, resp.StatusCode, nil, sent, c, release)
 		}
 		now := c.now()
 		d := c.Policy.Decide(n, resp, err, now)

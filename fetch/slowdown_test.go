@@ -45,7 +45,7 @@ func TestTransportTripsSlowdownPerPolicy(t *testing.T) {
 		a.Status("/unavailable", 503)
 		a.Status("/busy", 429)
 		slow := &backoff.Slowdown{}
-		tr := &fetch.Transport{Base: n.Transport(), Slowdown: slow}
+		tr := &fetch.Transport{Base: n.Transport(), Slowdown: slow, Gate: fetch.NoLimits{}}
 		get := func(path string) {
 			req, err := http.NewRequest(http.MethodGet, "http://a.test"+path, nil)
 			require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestSlowdownTripsBeforeTheSlotIsFreed(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		a.Route("/busy", testsite.Response{Status: 429, Body: "slow down"}, testsite.Response{Body: "ok"})
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.Robots = allowAll{}
 		g := &tripAtRelease{slow: c.Slowdown}
 		c.Gate = g

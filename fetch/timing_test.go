@@ -66,7 +66,7 @@ func TestDripWithinTimeoutIsRead(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		a.Route("/drip", testsite.Response{Body: "abcdef", Drip: time.Second, Delay: 2 * time.Second})
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		start := time.Now()
 		res, err := c.Get(t.Context(), "http://a.test/drip")
 		require.NoError(t, err)
@@ -176,7 +176,7 @@ func TestNotRetried(t *testing.T) {
 				n := testsite.NewNetwork(t, testsite.InMemory)
 				a := n.Add("a.test")
 				a.Route("/p", testsite.Response{Status: code, Body: "no"}, testsite.Response{Body: "yes"})
-				c := newClient(n, nil)
+				c := newClient(n, fetch.NoLimits{})
 				res, err := c.Get(t.Context(), "http://a.test/p")
 				require.NoError(t, err)
 				assert.Equal(t, code, res.Status)
@@ -195,7 +195,7 @@ func TestCustomPolicy(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
 		a := n.Add("a.test")
 		a.Route("/p", testsite.Response{Status: 503})
-		c := newClient(n, nil)
+		c := newClient(n, fetch.NoLimits{})
 		c.Policy = &backoff.Policy{MaxRetries: backoff.NoRetries}
 		res, err := c.Get(t.Context(), "http://a.test/p")
 		require.NoError(t, err)
@@ -204,7 +204,7 @@ func TestCustomPolicy(t *testing.T) {
 
 		// Transport errors are retried when the policy says so.
 		a.Route("/stall", testsite.Response{Delay: time.Hour}, testsite.Response{Body: "fine"})
-		c2 := newClient(n, nil)
+		c2 := newClient(n, fetch.NoLimits{})
 		c2.Timeout = time.Second
 		c2.Policy = &backoff.Policy{RetryTransportErrors: true}
 		res, err = c2.Get(t.Context(), "http://a.test/stall")

@@ -34,7 +34,7 @@ func TestRobotsTokensKeepTheOldToken(t *testing.T) {
 				a := n.Add("a.test")
 				a.Robots("User-agent: CrawlCove-Crawler\nDisallow: /basket/\n\nUser-agent: *\nAllow: /\n")
 				a.Page("/basket/1", "text/plain", "basket")
-				c := &fetch.Client{UserAgent: ua, RobotsTokens: tt.tokens, Transport: n.Transport()}
+				c := &fetch.Client{UserAgent: ua, RobotsTokens: tt.tokens, Transport: n.Transport(), Gate: fetch.NoLimits{}}
 				_, err := c.Get(t.Context(), "http://a.test/basket/1")
 				if !tt.blocked {
 					require.NoError(t, err)

@@ -63,8 +63,9 @@ var defaultBase = sync.OnceValue(func() *http.Transport { return NewBaseTranspor
 // extra headers on every request, and passes Gate before each one, releasing
 // the slot when the response body reaches EOF or is closed. robots.Cache uses
 // it as the transport of its *http.Client, so robots.txt fetches are polite
-// too. The zero value uses DefaultUserAgent, no gate, no timeout and a
-// shared NewBaseTransport(nil).
+// too. The zero value uses DefaultUserAgent, its own HostGate (one request
+// in flight and 1 s between starts per host), no timeout and a shared
+// NewBaseTransport(nil).
 //
 // A Transport returned by [Client.PoliteTransport] reads every field left
 // zero from its Client at request time, so a Gate, Slowdown, Policy or
@@ -84,7 +85,11 @@ type Transport struct {
 	// of one name; which one is sent is then unspecified. User-Agent here
 	// is ignored: UserAgent wins.
 	Header http.Header
-	Gate   Gate // nil = no politeness limits
+	// Gate is passed before every request. nil means the Client's gate for
+	// a Transport from Client.PoliteTransport, else the Transport's own
+	// HostGate with its defaults (one in flight, 1 s between starts per
+	// host); NoLimits means none.
+	Gate Gate
 	// Timeout bounds each request from the moment the gate admits it:
 	// connect, headers and body. 0 means none.
 	Timeout time.Duration
@@ -99,13 +104,20 @@ type Transport struct {
 	Logger *slog.Logger
 
 	client *Client // set by Client.PoliteTransport: zero fields are read from it per request
+
+	gateOnce sync.Once
+	ownGate  *HostGate
 }
 
 func (t *Transport) gate() Gate {
-	if t.Gate == nil && t.client != nil {
-		return t.client.Gate
+	switch {
+	case t.Gate != nil:
+		return t.Gate
+	case t.client != nil:
+		return t.client.gate()
 	}
-	return t.Gate
+	t.gateOnce.Do(func() { t.ownGate = &HostGate{} })
+	return t.ownGate
 }
 
 func (t *Transport) slowdown() *backoff.Slowdown {
@@ -183,15 +195,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r2 := req.Clone(ctx)
 	applyHeader(r2.Header, t.userAgent(), t.header())
 	release := nop
-	if g := t.gate(); g != nil {
-		rel, err := g.Acquire(ctx, req.URL)
-		if err != nil {
-			closeReqBody(req)
-			return nil, &Error{Op: req.Method, URL: req.URL.Redacted(), Err: fmt.Errorf("politeness gate: %w", err)}
-		}
-		if rel != nil {
-			release = rel
-		}
+	g := t.gate()
+	rel, err := g.Acquire(ctx, req.URL)
+	if err != nil {
+		closeReqBody(req)
+		return nil, &Error{Op: req.Method, URL: req.URL.Redacted(), Err: fmt.Errorf("politeness gate: %w", err)}
+	}
+	if rel != nil {
+		release = rel
 	}
 	timeout := t.timeout()
 	rctx, cancel := ctx, context.CancelFunc(nop)
@@ -199,6 +210,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 		r2 = r2.WithContext(rctx)
 	}
+	sent := t.now()
 	resp, err := t.base().RoundTrip(r2)
 	if err != nil {
 		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
@@ -206,9 +218,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		err = &Error{Op: req.Method, URL: req.URL.Redacted(), Err: err} // name the URL, as every error here does
 		cancel()
-		release()
+		observing(g, req.URL, 0, err, sent, t, release)()
 		return nil, err
 	}
+	release = observing(g, req.URL, resp.StatusCode, nil, sent, t, release)
 	if s := t.slowdown(); s != nil {
 		now := t.now()
 		if t.policy().Decide(1, resp, nil, now).Slowdown {

@@ -18,6 +18,11 @@ const (
 	// MaxURLLength is the longest URL Add accepts, before and after
 	// normalization (8 KiB).
 	MaxURLLength = 8 << 10
+	// DefaultMaxHostGap is the most a Crawl-delay or the Adaptive policy
+	// may stretch one host's gap (Config.MaxHostGap 0): Nutch's and
+	// StormCrawler's cap (fetcher.max.crawl.delay, 30 s). Heritrix allows
+	// 300 s, but at 30 s a 500-page site already takes over four hours.
+	DefaultMaxHostGap = 30 * time.Second
 )
 
 // Default limits: the audit crawler's published promise.
@@ -47,6 +52,28 @@ type Config struct {
 	// PerHostGap is the least time between two request starts to one host,
 	// on top of Gap. 0..60s.
 	PerHostGap time.Duration
+
+	// HonorCrawlDelay makes each host's Crawl-delay (from the robots.txt
+	// group that applies to the crawler's tokens) its least time between
+	// request starts, capped at MaxHostGap and never below PerHostGap; it
+	// is read when a URL of the host is queued, from the robots answer
+	// that allowed it. Off by default: Crawl Cove promises not to read
+	// Crawl-delay. Requires Robots (or Client) to be a *robots.Cache, or
+	// any Robots with a Rules(ctx, rawURL) (*robots.Rules, error) method.
+	HonorCrawlDelay bool
+	// Adaptive, when set, paces each host by how it answers: after every
+	// response the host's gap becomes Adaptive(PerHostGap or Gap,
+	// MaxHostGap, the current gap, what happened), so a host that slows
+	// down or answers 5xx or times out is asked less often, and one that
+	// recovers gets its configured pace back. nil (the default) is off;
+	// backoff.DefaultAdaptive is a good policy. It needs the requests to
+	// come through a fetch.Client (or Transport), which reports each
+	// response to the gate.
+	Adaptive backoff.Adaptive
+	// MaxHostGap caps the gap a Crawl-delay or Adaptive may give one host.
+	// 0 means DefaultMaxHostGap (30 s); 0..60s otherwise. PerHostGap and a
+	// slowdown's gap are never capped by it.
+	MaxHostGap time.Duration
 
 	// Scope says which URLs belong to the crawl; nil means each start URL's
 	// host and its www/apex twin (see SameSite), the start URLs being those
@@ -132,6 +159,12 @@ func (c *Config) validate() error {
 		return &ConfigError{"PerHostInFlight", c.PerHostInFlight, "0 (= MaxInFlight) or " + inRange}
 	case c.PerHostGap < 0 || c.PerHostGap > MaxGap:
 		return &ConfigError{"PerHostGap", c.PerHostGap, gapRange}
+	case c.MaxHostGap < 0 || c.MaxHostGap > MaxGap:
+		return &ConfigError{"MaxHostGap", c.MaxHostGap, "0 (= 30s) or up to " + MaxGap.String()}
+	case c.HonorCrawlDelay && c.Robots == nil:
+		return &ConfigError{Field: "HonorCrawlDelay", Value: "set without Robots or Client (Crawl-delay comes from robots.txt)"}
+	case c.HonorCrawlDelay && !hasRules(c.Robots):
+		return &ConfigError{Field: "HonorCrawlDelay", Value: "Robots has no Rules method to read Crawl-delay from"}
 	case c.Robots != nil && len(c.RobotsTokens) == 0:
 		return &ConfigError{Field: "RobotsTokens", Value: "empty (required when Robots is set without Client)"}
 	}

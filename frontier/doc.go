@@ -34,6 +34,11 @@
 //		f.Done(it, err)
 //	}
 //
+// Next holds most of the politeness wait (it hands an item out only when
+// a request to it may start; Item.Wait says how long that took), and the
+// Get's Acquire the rest (Result.GateWait): the loop's time per page is
+// Item.Wait + Result.Total, nothing unaccounted.
+//
 // [Interface] is what such a loop needs; other frontiers (a shared one on
 // Redis) implement it too.
 //
@@ -59,7 +64,12 @@
 //	Gap              300 ms           0..60 s    least time between two request starts, run-wide
 //	PerHostInFlight  0 (MaxInFlight)  1..16      requests in flight to one host
 //	PerHostGap       0                0..60 s    least time between two starts on one host, on top of Gap
-//	slowdown         1 in flight, 3 s            from the moment backoff.Slowdown trips, for the rest of the run
+//	HonorCrawlDelay  false            -          a host's robots.txt Crawl-delay becomes its PerHostGap (below)
+//	Adaptive         nil (off)        -          a host's gap follows its answers (backoff.DefaultAdaptive)
+//	MaxHostGap       30 s             0..60 s    cap of what Crawl-delay and Adaptive give one host
+//	slowdown         1 in flight, 3 s            from the moment backoff.Slowdown trips, for the rest of the run;
+//	                                             run-wide (backoff.PerRun, default) or on the 429's host only
+//	                                             (Slowdown.Scope or Policy.SlowdownScope = backoff.PerHost)
 //
 // Values outside the ranges are rejected by New with a *ConfigError naming
 // the field and its range, never clamped. Proved on what a loopback server
@@ -69,6 +79,27 @@
 // never blocks a ready one; once the slowdown trips, no request starts
 // while another is in flight and starts are at least 3 s apart — the retry
 // of the 429 that tripped it included, whatever its Retry-After.
+//
+// # A host's own pace
+//
+// Three things can make one host slower than the limits above, never
+// faster; the longest of them applies, and Stats().Hosts[h].Gap shows it:
+//
+//   - a PerHost slowdown (backoff.Slowdown.Scope): 1 in flight and 3 s for
+//     the host that answered 429, the others untouched;
+//   - HonorCrawlDelay, for a crawler that promises to honour Crawl-delay
+//     (Crawl Cove promises not to, so DefaultConfig leaves it off): the
+//     Crawl-delay of the robots.txt group that applies to the crawler's
+//     tokens, read when one of the host's URLs is queued, capped at
+//     MaxHostGap (30 s, as Nutch and StormCrawler cap it; Heritrix allows
+//     300 s, which would make a 500-page site a two-day crawl) and never
+//     below PerHostGap; each change is a frontier.crawl_delay event;
+//   - Adaptive, a plain function (backoff.Adaptive) that fetch's Client
+//     and Transport feed with every response (fetch.Observer): the default
+//     aims at three response times between starts and doubles on 5xx,
+//     429 and timeouts, clamped between the configured gap and
+//     MaxHostGap, and falls back to the configured gap as the server
+//     recovers (a frontier.host_gap event per change).
 //
 // # What Add answers
 //
@@ -117,6 +148,9 @@
 //	frontier.add        Debug  every Add                     url, from, depth, outcome, rule, line, err
 //	frontier.gate_wait  Debug  an Acquire that had to wait   url, host, wait
 //	frontier.claim      Debug  a redirect target checked     url, outcome (claimed, duplicate, out_of_scope)
+//	frontier.crawl_delay Info  HonorCrawlDelay changed a     url, host, crawl_delay (as read), gap
+//	                           host's gap                    (applied), capped
+//	frontier.host_gap   Debug  Adaptive changed a host's gap url, host, gap, elapsed, status, err
 //
 // outcome is one of queued, duplicate, out_of_scope, too_deep, page_limit,
 // disallowed, robots_unreachable, invalid, too_long, stopped, failed; rule

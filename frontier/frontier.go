@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 	"github.com/politecrawl/polite/robots"
@@ -49,6 +50,14 @@ type Item struct {
 	Depth int    // link depth; start URLs are 0
 	From  string // the page the URL was found on, as passed to Add
 	Host  string // host[:port] of URL: the key of per-host limits
+	// Wait is how long the Next call that returned the item waited for
+	// the limits (gaps, requests in flight, a slowdown) to let a request
+	// start, while URLs were queued; a wait for work to be queued is not
+	// counted. Next holds this wait, the request's own Acquire (in
+	// fetch.Result.GateWait) only what is left, so a page's politeness
+	// wait is Wait + GateWait, and from before Next to the return of
+	// fetch's Get the time is exactly Wait + Result.Total.
+	Wait time.Duration
 	// Lease is opaque to callers: implementations of Interface other than
 	// *Frontier, and PersistentQueue implementations (set in Pop, given
 	// back to Ack), use it to identify a hand-out. Pass items back to Done
@@ -73,10 +82,11 @@ type Frontier struct {
 	hosts map[string]*host
 	ready hostHeap // hosts with queued items that may take another item
 
-	// Effective limits; stricter once the slowdown trips.
+	// Effective limits; stricter once a PerRun slowdown trips.
 	maxInFlight, perHostInFlight int
 	gap, perHostGap              int64 // ns
-	slowed                       bool
+	sdSeen                       int   // slowdown trips applied so far
+	maxHostGap                   int64 // ns: cap of Crawl-delay and Adaptive
 
 	inFlight    int      // requests admitted by Acquire, not released
 	out         []uint64 // tickets of items handed out, not Done
@@ -118,6 +128,43 @@ type host struct {
 	blocked     int
 	stopped     bool
 	inScope     bool // a start host or its twin (default scope)
+
+	// The host's effective limits, kept up to date by setPaceLocked so
+	// the hot path reads one field each: least ns between two of its
+	// starts (PerHostGap or its own pace) and most requests in flight.
+	pace  int64
+	maxIn int
+	own   *ownPace // nil until the host gets a pace of its own
+}
+
+// ownPace is what can make one host slower than the run's limits: a
+// PerHost slowdown, a Crawl-delay, the adaptive policy. gap is the
+// largest of the three (ns); cap bounds its requests in flight (0: none).
+type ownPace struct {
+	cap                         int
+	gap                         int64
+	slowGap, delayGap, adaptGap int64
+	delaySeen                   bool // a Crawl-delay answer was applied
+}
+
+// ownPace returns h's own pace, creating it.
+func (h *host) ownPace() *ownPace {
+	if h.own == nil {
+		h.own = &ownPace{}
+	}
+	return h.own
+}
+
+// setPaceLocked recomputes h's effective limits from the run's and its own.
+func (f *Frontier) setPaceLocked(h *host) {
+	h.pace, h.maxIn = f.perHostGap, f.perHostInFlight
+	if p := h.own; p != nil {
+		p.gap = max(p.slowGap, p.delayGap, p.adaptGap)
+		h.pace = max(h.pace, p.gap)
+		if p.cap > 0 && p.cap < h.maxIn {
+			h.maxIn = p.cap
+		}
+	}
 }
 
 const never = math.MinInt64 / 4 // "no start yet"; never + any gap stays far in the past
@@ -166,6 +213,10 @@ func New(cfg Config) (*Frontier, error) {
 		perHostGap:      int64(cfg.PerHostGap),
 		lastStart:       never,
 		lastHandout:     never,
+		maxHostGap:      int64(cfg.MaxHostGap),
+	}
+	if f.maxHostGap == 0 {
+		f.maxHostGap = int64(DefaultMaxHostGap)
 	}
 	if f.perHostInFlight == 0 {
 		f.perHostInFlight = f.maxInFlight
@@ -205,6 +256,35 @@ func (r clientRobots) CheckAs(ctx context.Context, tokens []string, rawURL strin
 		return rc.CheckAs(ctx, tokens, rawURL)
 	}
 	return r.c.RobotsCache().CheckAs(ctx, tokens, rawURL)
+}
+
+// Rules returns the parsed robots.txt for rawURL from the client's checker
+// as it is now, for Crawl-delay.
+func (r clientRobots) Rules(ctx context.Context, rawURL string) (*robots.Rules, error) {
+	if rs, ok := r.c.Robots.(rulesSource); ok {
+		return rs.Rules(ctx, rawURL)
+	}
+	if rc := r.c.RobotsCache(); rc != nil {
+		return rc.Rules(ctx, rawURL)
+	}
+	return nil, errors.New("the client's robots checker has no Rules method")
+}
+
+// rulesSource is a Robots that also returns a site's parsed robots.txt;
+// *robots.Cache is one. Config.HonorCrawlDelay needs it.
+type rulesSource interface {
+	Rules(ctx context.Context, rawURL string) (*robots.Rules, error)
+}
+
+func hasRules(r Robots) bool {
+	switch r := r.(type) {
+	case clientRobots:
+		_, ok := r.c.Robots.(rulesSource)
+		return ok || r.c.Robots == nil
+	case rulesSource:
+		return true
+	}
+	return false
 }
 
 // resume rebuilds the counts from what a reopened PersistentQueue holds.
@@ -259,14 +339,62 @@ func (f *Frontier) resume(rs ResumeState) error {
 // asked only for a URL that passed every other check, before it is queued;
 // only an Allowed verdict queues it. ctx bounds that check.
 func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from string) AddResult {
-	r := f.add(ctx, rawURL, depth, from)
+	var cd crawlDelay
+	r := f.add(ctx, rawURL, depth, from, &cd)
 	if f.log != nil {
 		f.logAdd(ctx, &r, rawURL, depth, from)
+		if cd.changed {
+			f.logCrawlDelay(ctx, r.URL, &cd)
+		}
 	}
 	return r
 }
 
-func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string) AddResult {
+// crawlDelay is what Add learned of a host's Crawl-delay.
+type crawlDelay struct {
+	host           string
+	delay, applied time.Duration
+	set, changed   bool
+}
+
+// readCrawlDelay reads the Crawl-delay that applies to the crawler for n
+// into cd.
+func (f *Frontier) readCrawlDelay(ctx context.Context, n string, cd *crawlDelay) {
+	rs, ok := f.cfg.Robots.(rulesSource)
+	if !ok {
+		return
+	}
+	rules, err := rs.Rules(ctx, n)
+	if err != nil || rules == nil {
+		return
+	}
+	token := rules.ExplainAs(f.tokens, n).Token // the token whose group applies
+	if token == "" && len(f.tokens) > 0 {
+		token = f.tokens[0] // no group names a token: the * group's value
+	}
+	cd.delay, cd.set = rules.CrawlDelay(token)
+}
+
+// applyCrawlDelayLocked sets h's Crawl-delay gap from cd.
+func (f *Frontier) applyCrawlDelayLocked(h *host, cd *crawlDelay) {
+	g := int64(0)
+	if cd.set {
+		g = int64(min(cd.delay, time.Duration(f.maxHostGap)))
+	}
+	cd.host, cd.applied = h.name, time.Duration(max(g, f.perHostGap))
+	p := h.ownPace()
+	if g == p.delayGap && p.delaySeen {
+		return
+	}
+	cd.changed = cd.set || p.delaySeen
+	p.delaySeen = true
+	p.delayGap = g
+	f.setPaceLocked(h)
+	f.fixLocked(h)
+	f.notifyLocked()
+}
+
+func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string, cd *crawlDelay) AddResult {
 	if len(rawURL) > MaxURLLength {
 		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
 	}
@@ -307,6 +435,10 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 
 	v, err := f.cfg.Robots.CheckAs(ctx, f.tokens, n)
 	res.Verdict = v
+	honor := err == nil && v.Outcome == robots.Allowed && f.cfg.HonorCrawlDelay
+	if honor {
+		f.readCrawlDelay(ctx, n, cd)
+	}
 
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -315,6 +447,9 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 	case err != nil:
 		res.Outcome, res.Err = Failed, fmt.Errorf("frontier: robots check of %s: %w", n, err)
 	case v.Outcome == robots.Allowed:
+		if honor {
+			f.applyCrawlDelayLocked(h, cd)
+		}
 		res.Outcome, res.Err = f.pushLocked(h, Item{URL: n, Depth: depth, From: from, Host: hostName})
 		return res
 	case v.Outcome == robots.Disallowed:
@@ -422,7 +557,8 @@ func (f *Frontier) hostLocked(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
 		f.nextHostID++
-		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never}
+		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never,
+			pace: f.perHostGap, maxIn: f.perHostInFlight}
 		f.hosts[name] = h
 	}
 	return h
@@ -430,12 +566,18 @@ func (f *Frontier) hostLocked(name string) *host {
 
 // eligible reports whether h belongs in the ready heap.
 func (f *Frontier) eligible(h *host) bool {
-	return h.queued > 0 && h.out < f.perHostInFlight && !h.stopped
+	return h.queued > 0 && h.out < f.hostInFlight(h) && !h.stopped
 }
+
+// hostInFlight is the most requests in flight to h.
+func (f *Frontier) hostInFlight(h *host) int { return h.maxIn }
+
+// hostGap is the least time (ns) between two starts on h.
+func (f *Frontier) hostGap(h *host) int64 { return h.pace }
 
 // readyAt is when h may next start a request, as far as h itself goes.
 func (f *Frontier) readyAt(h *host) int64 {
-	return max(h.lastStart, h.lastHandout) + f.perHostGap
+	return max(h.lastStart, h.lastHandout) + f.hostGap(h)
 }
 
 // fixLocked puts h in, out of or in its place in the ready heap.
@@ -450,22 +592,43 @@ func (f *Frontier) fixLocked(h *host) {
 	}
 }
 
-// checkSlowdownLocked applies the slowdown the first time it is seen tripped.
+// checkSlowdownLocked applies the trips of the slowdown latch not yet
+// applied: a PerRun trip to the whole run, a PerHost one to its host. It
+// is one atomic load when nothing new tripped.
 func (f *Frontier) checkSlowdownLocked() {
-	if f.slowed || f.cfg.Slowdown == nil {
+	sd := f.cfg.Slowdown
+	if sd == nil || sd.Trips() == f.sdSeen {
 		return
 	}
-	if _, ok := f.cfg.Slowdown.Tripped(); !ok {
+	evs := sd.TripsSince(f.sdSeen)
+	f.sdSeen += len(evs)
+	inFlight, gap := sd.Limits() // 1 and 3s unless set
+	if sd.Scope != backoff.PerHost {
+		f.maxInFlight = min(f.maxInFlight, inFlight)
+		f.perHostInFlight = min(f.perHostInFlight, inFlight)
+		f.gap = max(f.gap, int64(gap))
+		f.perHostGap = max(f.perHostGap, int64(gap))
+		f.ready.init(f)
+		for _, h := range f.hosts {
+			f.setPaceLocked(h)
+			f.fixLocked(h)
+		}
 		return
 	}
-	f.slowed = true
-	inFlight, gap := f.cfg.Slowdown.Limits() // 1 and 3s unless set
-	f.maxInFlight = min(f.maxInFlight, inFlight)
-	f.perHostInFlight = min(f.perHostInFlight, inFlight)
-	f.gap = max(f.gap, int64(gap))
-	f.perHostGap = max(f.perHostGap, int64(gap))
-	f.ready.init(f)
-	for _, h := range f.hosts {
+	for _, ev := range evs {
+		u, err := url.Parse(ev.URL)
+		if err != nil {
+			continue
+		}
+		name, err := urlnorm.HostPort(u.Scheme, u.Host)
+		if err != nil {
+			continue
+		}
+		h := f.hostLocked(name)
+		p := h.ownPace()
+		p.cap = inFlight
+		p.slowGap = int64(gap)
+		f.setPaceLocked(h)
 		f.fixLocked(h)
 	}
 }
@@ -476,12 +639,25 @@ func (f *Frontier) checkSlowdownLocked() {
 // handed out or being added, or ctx's error. Call Done with the item when
 // finished with it.
 func (f *Frontier) Next(ctx context.Context) (Item, error) {
+	var waited int64
+	since := int64(-1) // start of the current wait for the limits, or -1
 	for {
 		f.mu.Lock()
-		it, wait, err := f.nextLocked(f.now().UnixNano())
+		now := f.now().UnixNano()
+		if since >= 0 {
+			waited += now - since
+			since = -1
+		}
+		it, wait, err := f.nextLocked(now)
 		if err != ErrNotReady {
 			f.mu.Unlock()
+			if err == nil {
+				it.Wait = time.Duration(waited)
+			}
 			return it, err
+		}
+		if f.queued > 0 {
+			since = now // URLs are queued: the limits hold them back
 		}
 		ch := f.waitLocked()
 		f.mu.Unlock()
@@ -666,6 +842,46 @@ func (f *Frontier) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	}
 }
 
+// Observe implements fetch.Observer: with Config.Adaptive set, the host's
+// gap becomes what the policy makes of this response, clamped between the
+// configured gap (the larger of Gap and PerHostGap) and MaxHostGap.
+// fetch's Client and Transport call it for every request they send
+// through the Frontier; without Adaptive it does nothing.
+func (f *Frontier) Observe(u *url.URL, o backoff.Observation) {
+	if f.cfg.Adaptive == nil || u == nil {
+		return
+	}
+	name, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	h := f.hosts[name]
+	if h == nil {
+		f.mu.Unlock()
+		return
+	}
+	floor := time.Duration(max(f.gap, f.perHostGap))
+	ceil := time.Duration(max(f.maxHostGap, int64(floor)))
+	p := h.ownPace()
+	cur := max(time.Duration(p.adaptGap), floor)
+	next := min(max(f.cfg.Adaptive(floor, ceil, cur, o), floor), ceil)
+	changed := next != cur
+	if changed {
+		p.adaptGap = int64(next)
+		if next == floor {
+			p.adaptGap = 0 // at the configured pace: no gap of its own
+		}
+		f.setPaceLocked(h)
+		f.fixLocked(h)
+		f.notifyLocked() // a shorter gap may let a waiter go sooner
+	}
+	f.mu.Unlock()
+	if changed && f.log != nil {
+		f.logHostGap(u, name, next, o)
+	}
+}
+
 // TryAcquireAt is the non-blocking form of Acquire at time now for a host
 // (host[:port] as in Item.Host). If a request may not start at now it
 // returns a nil release and the time to try again, which is zero when only
@@ -686,10 +902,10 @@ func (f *Frontier) TryAcquireAt(hostName string, now time.Time) (release func(),
 // something changes).
 func (f *Frontier) acquireLocked(h *host, w *waiter, now int64) (func(), int64) {
 	f.checkSlowdownLocked()
-	if h.inFlight >= f.perHostInFlight {
+	if h.inFlight >= f.hostInFlight(h) {
 		return nil, 0
 	}
-	hostAt := h.lastStart + f.perHostGap
+	hostAt := h.lastStart + f.hostGap(h)
 	if hostAt <= now && f.readyWaiterLocked(w, now) {
 		return nil, 0 // an earlier waiter takes the next slot; its admission wakes us
 	}
@@ -735,7 +951,7 @@ func (f *Frontier) readyWaiterLocked(w *waiter, now int64) bool {
 		if e == w {
 			return false
 		}
-		if e.h.inFlight < f.perHostInFlight && e.h.lastStart+f.perHostGap <= now {
+		if e.h.inFlight < f.hostInFlight(e.h) && e.h.lastStart+f.hostGap(e.h) <= now {
 			return true
 		}
 	}
@@ -783,3 +999,5 @@ func sleep(ctx context.Context, ch <-chan struct{}, wait int64) error {
 		return ctx.Err()
 	}
 }
+
+var _ fetch.Observer = (*Frontier)(nil)

@@ -1,5 +1,11 @@
 package frontier
 
+import (
+	"time"
+
+	"github.com/politecrawl/polite/backoff"
+)
+
 // Stats is a snapshot of a Frontier's counters.
 type Stats struct {
 	Queued   int // URLs queued, not yet handed out
@@ -13,7 +19,8 @@ type Stats struct {
 	Blocked  int // URLs refused because of robots.txt (Disallowed + RobotsUnreachable)
 	// Dropped counts the URLs Add did not queue, by reason.
 	Dropped map[Outcome]int
-	// Slowdown is true once the slowdown applies.
+	// Slowdown is true once a run-wide (backoff.PerRun) slowdown applies;
+	// a PerHost one shows in HostStats.Slowdown.
 	Slowdown bool
 	// Hosts has the counters of every host with a URL or request counted.
 	Hosts map[string]HostStats
@@ -23,6 +30,12 @@ type Stats struct {
 type HostStats struct {
 	Queued, Out, InFlight, Done, Failed, Requests, Blocked int
 	Stopped                                                bool
+	// Slowdown is true once a PerHost slowdown applies to the host.
+	Slowdown bool
+	// Gap is the host's own least time between request starts, when
+	// longer than PerHostGap: its PerHost slowdown, Crawl-delay or
+	// adaptive gap, whichever is longest. 0 otherwise.
+	Gap time.Duration
 }
 
 // Stats returns the current counters.
@@ -35,7 +48,7 @@ func (f *Frontier) Stats() Stats {
 		Done: f.done, Failed: f.failed, Requests: f.requests,
 		Blocked:  f.dropped[Disallowed] + f.dropped[RobotsUnreachable],
 		Dropped:  make(map[Outcome]int),
-		Slowdown: f.slowed,
+		Slowdown: f.sdSeen > 0 && f.cfg.Slowdown.Scope != backoff.PerHost,
 		Hosts:    make(map[string]HostStats, len(f.hosts)),
 	}
 	for o, n := range f.dropped {
@@ -47,6 +60,12 @@ func (f *Frontier) Stats() Stats {
 		hs := HostStats{
 			Queued: h.queued, Out: h.out, InFlight: h.inFlight, Done: h.done, Failed: h.failed,
 			Requests: h.requests, Blocked: h.blocked, Stopped: h.stopped,
+		}
+		if p := h.own; p != nil {
+			hs.Slowdown = p.slowGap > 0
+			if p.gap > f.perHostGap {
+				hs.Gap = time.Duration(p.gap)
+			}
 		}
 		if hs != (HostStats{}) { // skip twins known only for scope
 			s.Hosts[name] = hs

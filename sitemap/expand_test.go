@@ -17,7 +17,7 @@ import (
 const testUA = "SitemapTestBot/1.0"
 
 func newClient() *fetch.Client {
-	return &fetch.Client{UserAgent: testUA}
+	return &fetch.Client{UserAgent: testUA, Gate: fetch.NoLimits{}} // the tests are about sitemaps, not pacing
 }
 
 func index(children ...string) string {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -68,12 +69,12 @@ func cpuTime() time.Duration {
 }
 
 // crawl500 crawls the generated site once into a fresh database and returns wall and CPU seconds.
-func crawl500(b *testing.B, e env, db string) (wall, cpu float64) {
+func crawl500(b *testing.B, e crawl.Env, db string) (wall, cpu float64) {
 	var out, errb bytes.Buffer
 	c0, t0 := cpuTime(), time.Now()
 	code := runEnv(b.Context(), []string{"-db", db, "-gap", "0", "-concurrency", "16", "-no-report", "http://shop.test/"}, &out, &errb, e)
 	wall, cpu = time.Since(t0).Seconds(), (cpuTime() - c0).Seconds()
-	if code != exitOK {
+	if code != crawl.ExitOK {
 		b.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, f := range []string{db, db + "-wal", db + "-shm"} {
@@ -94,7 +95,7 @@ func generatedNetwork(b *testing.B) *testsite.Network {
 // database written (the frontier's queue in it, for -resume), and reports pages/s and CPU seconds per
 // 1,000 pages (the test server's CPU included: it runs in the same process).
 func BenchmarkCrawl500(b *testing.B) {
-	e := env{Transport: generatedNetwork(b).Transport(), Terminal: func(io.Writer) bool { return false }}
+	e := crawl.Env{Transport: generatedNetwork(b).Transport(), Terminal: func(io.Writer) bool { return false }}
 	dir := b.TempDir()
 	var wall, cpu float64
 	i := 0
@@ -112,7 +113,7 @@ func BenchmarkCrawl500(b *testing.B) {
 // rates and the persisted one's share of the in-memory one (wall and CPU).
 func BenchmarkPersistedQueueCost(b *testing.B) {
 	n := generatedNetwork(b)
-	mem := env{Transport: n.Transport(), Terminal: func(io.Writer) bool { return false }, MemoryQueue: true}
+	mem := crawl.Env{Transport: n.Transport(), Terminal: func(io.Writer) bool { return false }, MemoryQueue: true}
 	per := mem
 	per.MemoryQueue = false
 	dir := b.TempDir()

@@ -5,21 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/render"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
-)
-
-// Exit statuses. Scripts rely on them.
-const (
-	exitOK        = 0 // the crawl finished, whatever it found
-	exitFailure   = 1 // anything else, including an interrupted (Ctrl-C) crawl
-	exitUsage     = 2 // bad flags or arguments
-	exitOffLimits = 3 // robots.txt of the start host unreachable or 5xx: the whole site is off limits
 )
 
 // Limits users may choose within; the bot page promises these ranges.
@@ -29,54 +23,7 @@ const (
 	maxMaxPages                    = 1_000_000 // a desktop audit; the report and the file stay usable
 	maxMaxDepth                    = 1000
 	minTimeout, maxTimeout         = time.Millisecond, 10 * time.Minute
-	defaultUserAgent               = "CrawlCove-Crawler"
-	fallbackToken                  = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
-
-// config is the parsed command line.
-type config struct {
-	DB          string
-	MaxPages    int
-	MaxDepth    int
-	Concurrency int
-	Gap         time.Duration
-	UserAgent   string
-	Timeout     time.Duration
-	Resolve     map[string]string // "host:port" -> "addr:port"
-	Demo        bool
-	Quiet       bool
-	NoReport    bool  // -no-report: no HTML report at the end
-	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
-	Crawl       int64 // -crawl: which one; 0 = the latest
-	URL         string
-	Log         string       // -log FILE: decision events as JSON lines
-	logger      *slog.Logger // writes to Log; nil = silent
-	Render      int          // -render N: pages of the rendered pass, 0 = off
-	Browser     string       // the browser the rendered pass runs (resolved only when Render > 0)
-}
-
-// settings is what the crawls row records about the run.
-type settings struct {
-	MaxPages    int               `json:"max_pages"`
-	MaxDepth    int               `json:"max_depth"`
-	Concurrency int               `json:"concurrency"`
-	Gap         string            `json:"gap"`
-	Timeout     string            `json:"timeout"`
-	Resolve     map[string]string `json:"resolve,omitempty"`
-	Demo        bool              `json:"demo,omitempty"`
-	Render      int               `json:"render,omitempty"` // -render N (a resumed crawl renders too)
-}
-
-func (c *config) settings() settings {
-	return settings{c.MaxPages, c.MaxDepth, c.Concurrency, c.Gap.String(), c.Timeout.String(), c.Resolve, c.Demo, c.Render}
-}
-
-// usageError is a command-line mistake: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 // resolveFlag collects repeated -resolve HOST:PORT:ADDR values, like curl's --resolve.
 type resolveFlag []string
@@ -125,8 +72,8 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 // parseArgs parses the command line. Output of -h goes to stderr.
-func parseArgs(args []string, stderr io.Writer) (*config, error) {
-	c := &config{}
+func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
+	c := &crawl.Config{}
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	// The flag package prints a parse error and the whole usage text itself; we print the error once
 	// (runEnv) with a pointer to -h, and the usage text only when it was asked for.
@@ -137,7 +84,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
 	fs.IntVar(&c.Concurrency, "concurrency", 4, "requests in flight, 1..16")
 	fs.DurationVar(&c.Gap, "gap", 300*time.Millisecond, "minimum `duration` between request starts, 0..60s")
-	fs.StringVar(&c.UserAgent, "user-agent", defaultUserAgent, "User-Agent `string`; robots.txt groups for its product token apply, else those for CrawlCove-Crawler, else *")
+	fs.StringVar(&c.UserAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent `string`; robots.txt groups for its product token apply, else those for CrawlCove-Crawler, else *")
 	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR`: connect to ADDR for HOST:PORT, like curl (repeatable)")
@@ -159,7 +106,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		if strings.Contains(msg, "for flag -gap") || strings.Contains(msg, "for flag -timeout") {
 			msg += " (a duration needs a unit: 300ms, 2s, 1m)"
 		}
-		return nil, &usageError{msg}
+		return nil, store.Usagef("%s", msg)
 	}
 	c.Resolve, _ = fetch.ParseResolve(resolve...) // each entry was validated by Set
 	// Every numeric flag has a range, checked by the checks every program shares (cmdline): a value out of
@@ -170,21 +117,21 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		cmdline.IntIn("max-pages", c.MaxPages, 1, maxMaxPages),
 		cmdline.IntIn("max-depth", c.MaxDepth, 0, maxMaxDepth),
 		cmdline.DurationIn("timeout", c.Timeout, minTimeout, maxTimeout),
-		cmdline.IntIn("render", c.Render, 0, maxRender),
+		cmdline.IntIn("render", c.Render, 0, render.MaxRender),
 	} {
 		if err != nil {
-			return nil, &usageError{err.Error()}
+			return nil, store.Usagef("%s", err)
 		}
 	}
 	if strings.TrimSpace(c.UserAgent) == "" {
-		return nil, usagef("-user-agent must not be empty")
+		return nil, store.Usagef("-user-agent must not be empty")
 	}
 	if strings.ContainsAny(c.UserAgent, "\r\n") {
-		return nil, usagef("-user-agent must be a single line")
+		return nil, store.Usagef("-user-agent must be a single line")
 	}
 	if strings.ContainsFunc(c.UserAgent, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
 		// net/http would refuse every request, robots.txt first, and the site would look off limits.
-		return nil, usagef("-user-agent %q contains control characters", c.UserAgent)
+		return nil, store.Usagef("-user-agent %q contains control characters", c.UserAgent)
 	}
 	resume := c.Resume || c.Crawl != 0
 	if resume {
@@ -195,12 +142,12 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	switch {
 	case resume:
 	case c.Demo && fs.NArg() > 0:
-		return nil, usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))
+		return nil, store.Usagef("-demo crawls the built-in demo site: give no URL (got %q)", fs.Arg(0))
 	case c.Demo:
 	case fs.NArg() == 0:
-		return nil, usagef("missing URL to crawl (or -demo)")
+		return nil, store.Usagef("missing URL to crawl (or -demo)")
 	case fs.NArg() > 1:
-		return nil, usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
+		return nil, store.Usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
 	default:
 		// The same rule as every program of the project (urlnorm.StartURL): an absolute http(s) URL, or a
 		// bare host name with a dot, read as https ("shop.example" -> "https://shop.example/").
@@ -210,13 +157,13 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			return nil, usagef("bad URL %q: %v", fs.Arg(0), err)
+			return nil, store.Usagef("bad URL %q: %v", fs.Arg(0), err)
 		}
 		c.URL = u
 	}
 	if c.Render > 0 {
 		// Only -render looks for a browser: without it nothing about one is touched or required.
-		b, err := findBrowser(c.Browser)
+		b, err := render.FindBrowser(c.Browser)
 		if err != nil {
 			return nil, err
 		}

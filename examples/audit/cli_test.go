@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +56,7 @@ func TestUsageErrors(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "a.db")
 			var out, errb bytes.Buffer
 			code := run(t.Context(), append([]string{"-db", db}, tc.args...), &out, &errb)
-			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, crawl.ExitUsage, code)
 			assert.Contains(t, errb.String(), tc.want)
 			assert.Equal(t, 1, strings.Count(errb.String(), "audit: "), "the error is said once: %s", errb.String())
 			assert.NotContains(t, errb.String(), "Flags:", "no usage dump on a mistake, just a pointer to -h")
@@ -68,7 +69,7 @@ func TestUsageErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"-h"}, &out, &errb)
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, crawl.ExitOK, code)
 	for _, f := range []string{"-db", "-max-pages", "-max-depth", "-concurrency", "-gap", "-user-agent", "-timeout", "-resolve", "-demo", "-quiet", "-no-report", "Exit status"} {
 		assert.Contains(t, errb.String(), f)
 	}
@@ -79,7 +80,7 @@ func TestHelp(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	c, err := parseArgs([]string{"shop.test"}, &bytes.Buffer{})
 	require.NoError(t, err)
-	assert.Equal(t, &config{DB: "audit.db", MaxPages: 500, MaxDepth: 5, Concurrency: 4, Gap: 300 * time.Millisecond,
+	assert.Equal(t, &crawl.Config{DB: "audit.db", MaxPages: 500, MaxDepth: 5, Concurrency: 4, Gap: 300 * time.Millisecond,
 		UserAgent: "CrawlCove-Crawler", Timeout: 15 * time.Second, Resolve: map[string]string{}, URL: "https://shop.test/"}, c)
 
 	c, err = parseArgs([]string{"-concurrency", "16", "-gap", "0", "-resolve", "shop.test:443:127.0.0.1", "-resolve", "www.shop.test:443:[::1]", "https://shop.test/x#frag"}, &bytes.Buffer{})
@@ -108,7 +109,7 @@ func TestDatabaseOpenErrorSaysWhy(t *testing.T) {
 	for path, want := range cases {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), []string{"-db", path, "http://shop.test/"}, &out, &errb)
-		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, crawl.ExitFailure, code)
 		assert.Equal(t, "audit: database "+path+": "+want+"\n", errb.String())
 		assert.NotContains(t, errb.String(), "(14)")
 	}

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +18,7 @@ import (
 func compareCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runEnv(t.Context(), append([]string{"compare"}, args...), &out, &errb, env{})
+	code := runEnv(t.Context(), append([]string{"compare"}, args...), &out, &errb, crawl.Env{})
 	return code, out.String(), errb.String()
 }
 
@@ -32,7 +35,7 @@ func TestCompareTwoCrawlsOfAChangedSite(t *testing.T) {
 	s.HTML("/old", page("Old"))
 	db := filepath.Join(t.TempDir(), "shop.db")
 	r := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	s.HTML("/", page("Home", "/a", "/missing", "/old")) // /gone is no longer linked, and gone
 	s.Status("/gone", http.StatusNotFound)
@@ -40,30 +43,30 @@ func TestCompareTwoCrawlsOfAChangedSite(t *testing.T) {
 	s.HTML("/missing", page("Missing"))
 	s.Redirect("/old", "/a", http.StatusMovedPermanently)
 	r = auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
-	a, b, err := pickCrawls(t.Context(), r.db, nil)
+	a, b, err := report.PickCrawls(t.Context(), r.db, nil)
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 2}, []int64{a.ID, b.ID}, "by default the two latest crawls of the site")
-	c, err := compareCrawls(t.Context(), r.db, a, b)
+	c, err := report.CompareCrawls(t.Context(), r.db, a, b)
 	require.NoError(t, err)
 	assert.Empty(t, c.New)
-	assert.Equal(t, []diffEntry{{What: "removed", URL: "http://shop.test/gone", Before: "200"}}, c.Removed)
-	assert.Equal(t, []diffEntry{
-		{"title", "http://shop.test/a", "A", "A new"},
-		{"status", "http://shop.test/missing", "404", "200"},
-		{"status", "http://shop.test/old", "200", "301 → /a"}, // the Location header as sent
+	assert.Equal(t, []report.DiffEntry{{What: "removed", URL: "http://shop.test/gone", Before: "200"}}, c.Removed)
+	assert.Equal(t, []report.DiffEntry{
+		{What: "title", URL: "http://shop.test/a", Before: "A", After: "A new"},
+		{What: "status", URL: "http://shop.test/missing", Before: "404", After: "200"},
+		{What: "status", URL: "http://shop.test/old", Before: "200", After: "301 → /a"}, // the Location header as sent
 	}, c.Changed)
 	require.Len(t, c.Appeared, 1)
-	assert.Equal(t, [2]string{kRedirect, "http://shop.test/old"}, [2]string{c.Appeared[0].What, c.Appeared[0].URL})
+	assert.Equal(t, [2]string{findings.KindRedirect, "http://shop.test/old"}, [2]string{c.Appeared[0].What, c.Appeared[0].URL})
 	require.Len(t, c.Fixed, 1)
-	assert.Equal(t, [2]string{kBrokenLink, "http://shop.test/missing"}, [2]string{c.Fixed[0].What, c.Fixed[0].URL})
-	assert.Equal(t, []string{"broken_link -1", "redirect +1"}, c.byKind())
+	assert.Equal(t, [2]string{findings.KindBrokenLink, "http://shop.test/missing"}, [2]string{c.Fixed[0].What, c.Fixed[0].URL})
+	assert.Equal(t, []string{"broken_link -1", "redirect +1"}, c.ByKind())
 
 	// The terminal table and the HTML page say the same, exit 0: differences are the report.
 	out := filepath.Join(t.TempDir(), "changes.html")
 	code, stdout, stderr := compareCmd(t, "-db", db, "1", "2", "-o", out)
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, crawl.ExitOK, code, stderr)
 	assert.Equal(t, `Comparing crawl 1 (`+a.Started.UTC().Format("2006-01-02 15:04")+`, finished) with crawl 2 (`+b.Started.UTC().Format("2006-01-02 15:04")+`, finished) of shop.test
 URLs 5 -> 4, findings 2 -> 2: 0 new, 1 removed, 3 changed, 1 findings appeared, 1 fixed.
 Findings by kind: broken_link -1, redirect +1.
@@ -90,9 +93,9 @@ Comparison written to `+out+"\n", stdout)
 
 	// The same crawl twice over: no differences, still exit 0.
 	r = auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	code, stdout, _ = compareCmd(t, "-db", db)
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, crawl.ExitOK, code)
 	assert.Contains(t, stdout, "Comparing crawl 2 (")
 	assert.Contains(t, stdout, "with crawl 3 (")
 	assert.True(t, strings.HasSuffix(stdout, "No differences.\n"), stdout)
@@ -110,20 +113,20 @@ func TestCompareChoosesCrawlsAndRefusesBadIDs(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "multi.db")
 	for _, u := range []string{"http://shop.test/", "http://other.test/", "http://www.shop.test/"} {
 		r := auditDB(t, db, e, "-gap", "0", u)
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 	}
 
 	code, stdout, stderr := compareCmd(t, "-db", db)
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, crawl.ExitOK, code, stderr)
 	assert.Contains(t, stdout, "Comparing crawl 1 (", "crawl 2 is another site")
 	assert.Contains(t, stdout, "with crawl 3 (")
 
 	code, stdout, _ = compareCmd(t, "-db", db, "3")
-	require.Equal(t, exitOK, code)
+	require.Equal(t, crawl.ExitOK, code)
 	assert.Contains(t, stdout, "Comparing crawl 1 (")
 
 	code, stdout, _ = compareCmd(t, "-db", db, "2", "3") // any two crawls, when asked for by id
-	require.Equal(t, exitOK, code)
+	require.Equal(t, crawl.ExitOK, code)
 	assert.Contains(t, stdout, "Comparing crawl 2 (")
 
 	for _, tc := range []struct {
@@ -140,22 +143,22 @@ func TestCompareChoosesCrawlsAndRefusesBadIDs(t *testing.T) {
 		{[]string{"-format", "x"}, "flag provided but not defined"},
 	} {
 		code, stdout, stderr := compareCmd(t, append([]string{"-db", db}, tc.args...)...)
-		assert.Equal(t, exitUsage, code, tc.args)
+		assert.Equal(t, crawl.ExitUsage, code, tc.args)
 		assert.Contains(t, stderr, tc.want, tc.args)
 		assert.Empty(t, stdout, tc.args)
 	}
 	code, _, stderr = compareCmd(t, "-db", filepath.Join(t.TempDir(), "none.db"))
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, stderr, "no such file")
 
 	one := filepath.Join(t.TempDir(), "one.db")
 	r := auditDB(t, one, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	code, _, stderr = compareCmd(t, "-db", one)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, stderr, "crawl 1 is the only crawl of shop.test in the database; give two crawl ids")
 
 	code, _, stderr = compareCmd(t, "-h")
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, crawl.ExitOK, code)
 	assert.Contains(t, stderr, "usage: audit compare")
 }

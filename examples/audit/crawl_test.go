@@ -13,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/demo"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -29,7 +32,7 @@ func TestRobotsFirstForBothTwins(t *testing.T) {
 	www.HTML("/b", page("B"))
 
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	reqs := n.Requests()
 	require.GreaterOrEqual(t, len(reqs), 2)
@@ -51,7 +54,7 @@ func TestTwinRulesApplyToTwinURLs(t *testing.T) {
 	www.HTML("/apex-only/y", page("y"))
 
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, apex.Count("/www-only/x"), "each host's own rules apply to its URLs")
 	assert.Equal(t, 0, apex.Count("/apex-only/x"))
 	assert.Equal(t, 1, www.Count("/apex-only/y"))
@@ -70,7 +73,7 @@ func TestDisallowedNeverRequestedEvenViaRedirect(t *testing.T) {
 	s.HTML("/basket/", page("Basket"))
 
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	for _, path := range s.Paths() {
 		assert.False(t, strings.HasPrefix(path, "/basket/"), "a disallowed URL was requested: %s (all: %v)", path, s.Paths())
 	}
@@ -79,8 +82,8 @@ func TestDisallowedNeverRequestedEvenViaRedirect(t *testing.T) {
 	blocked := r.strs(t, `SELECT url FROM pages WHERE blocked_by_robots = 1 ORDER BY url`)
 	assert.Equal(t, []string{"http://shop.test/basket/", "http://shop.test/basket/add?id=1"}, blocked)
 	k := r.kinds(t)
-	assert.Equal(t, 2, k[kLinkToBlocked])
-	assert.Equal(t, 1, k[kRedirectBlocked])
+	assert.Equal(t, 2, k[findings.KindLinkToBlocked])
+	assert.Equal(t, 1, k[findings.KindRedirectBlocked])
 	assert.Equal(t, "disallowed_redirect", r.strs(t, `SELECT error_kind FROM pages WHERE url = 'http://shop.test/go-to-basket'`)[0])
 }
 
@@ -92,7 +95,7 @@ func TestTokenExactMatch(t *testing.T) {
 		s.HTML("/", page("Home", "/a", "/star/x"))
 		s.HTML("/a", page("A"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/"))
 		assert.Equal(t, 1, s.Count("/a"))
 		assert.Equal(t, 0, s.Count("/star/x"), "the * group applies when no group names us")
@@ -104,7 +107,7 @@ func TestTokenExactMatch(t *testing.T) {
 		s.HTML("/", page("Home", "/a", "/private/x"))
 		s.HTML("/a", page("A"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/a"), "our group replaces the * group")
 		assert.Equal(t, 0, s.Count("/private/x"))
 	})
@@ -116,7 +119,7 @@ func TestTokenExactMatch(t *testing.T) {
 		s.HTML("/b", page("B"))
 		ua := "Mozilla/5.0 (compatible; AuditBot/2.0; +https://example.test/bot)"
 		r := audit(t, e, "-gap", "0", "-user-agent", ua, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 0, s.Count("/a"))
 		assert.Equal(t, 1, s.Count("/b"))
 		for _, q := range s.Requests() {
@@ -137,7 +140,7 @@ func TestTokenExactMatch(t *testing.T) {
 		www.HTML("/w", page("W"))
 		ua := "Mozilla/5.0 (compatible; CrawlCove/2.0; +https://crawlcove.example/bot)"
 		r := audit(t, e, "-gap", "0", "-user-agent", ua, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/"), "the * group (Disallow: /) does not apply: a group names one of our tokens")
 		assert.Equal(t, 1, s.Count("/a"))
 		assert.Equal(t, 1, www.Count("/w"), "on the twin too")
@@ -168,13 +171,13 @@ func TestSitemapIndexDepth(t *testing.T) {
 	s.Page("/idx2.xml", "application/xml", index("/idx3.xml", "/set2.xml"))
 	s.Page("/idx3.xml", "application/xml", index("/set3.xml"))
 	for i := range 4 {
-		s.Page(fmt.Sprintf("/set%d.xml", i), "application/xml", urlset("http://shop.test", fmt.Sprintf("/from-set%d", i)))
+		s.Page(fmt.Sprintf("/set%d.xml", i), "application/xml", demo.Urlset("http://shop.test", fmt.Sprintf("/from-set%d", i)))
 		s.HTML(fmt.Sprintf("/from-set%d", i), page(fmt.Sprint("set ", i)))
 	}
 	s.HTML("/", page("Home"))
 
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, s.Count("/idx0.xml"), "named in robots.txt: followed")
 	assert.Equal(t, 1, s.Count("/idx1.xml"), "listed in it: followed")
 	assert.Equal(t, 1, s.Count("/idx2.xml"), "found below that: fetched")
@@ -198,10 +201,10 @@ func TestNoSitemapGuess(t *testing.T) {
 	s := n.Add("shop.test")
 	s.Robots("User-agent: *\nDisallow:\n")
 	s.HTML("/", page("Home"))
-	s.Page("/sitemap.xml", "application/xml", urlset("http://shop.test", "/hidden"))
+	s.Page("/sitemap.xml", "application/xml", demo.Urlset("http://shop.test", "/hidden"))
 	s.HTML("/hidden", page("Hidden"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 0, s.Count("/sitemap.xml"))
 	assert.Equal(t, 0, s.Count("/sitemap_index.xml"))
 	assert.Equal(t, 0, s.Count("/hidden"))
@@ -217,7 +220,7 @@ func TestLLMSTxtOnce(t *testing.T) {
 		s.HTML("/a", page("A", "/llms.txt"))
 		s.Page("/llms.txt", "text/plain", "# Shop\n")
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/llms.txt"))
 		d := r.strs(t, `SELECT detail FROM findings WHERE kind = 'llms_txt'`)
 		require.Len(t, d, 1)
@@ -229,7 +232,7 @@ func TestLLMSTxtOnce(t *testing.T) {
 		s.Robots("")
 		s.HTML("/", page("Home"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/llms.txt"))
 		assert.Equal(t, []string{"not published (HTTP 404)"}, r.strs(t, `SELECT detail FROM findings WHERE kind = 'llms_txt'`))
 	})
@@ -239,7 +242,7 @@ func TestLLMSTxtOnce(t *testing.T) {
 		s.Robots("User-agent: *\nDisallow: /llms.txt\n")
 		s.HTML("/", page("Home"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 0, s.Count("/llms.txt"))
 		d := r.strs(t, `SELECT detail FROM findings WHERE kind = 'llms_txt'`)
 		require.Len(t, d, 1)
@@ -256,13 +259,13 @@ func TestExternalNeverRequested(t *testing.T) {
 	s.HTML("/", page("Home", "http://other.test/", "http://other.test/page", "http://blog.shop.test/", "/leave"))
 	s.Redirect("/leave", "http://other.test/landing", http.StatusFound)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Empty(t, other.Paths(), "not even robots.txt")
 	assert.Equal(t, 1, s.Count("/leave"))
 	ext := r.strs(t, `SELECT to_url FROM links WHERE external = 1 ORDER BY to_url`)
 	assert.Equal(t, []string{"http://blog.shop.test/", "http://other.test/", "http://other.test/page"}, ext)
-	assert.Equal(t, 3, r.kinds(t)[kExternalLink])
-	assert.Equal(t, 1, r.kinds(t)[kRedirectOffsite])
+	assert.Equal(t, 3, r.kinds(t)[findings.KindExternalLink])
+	assert.Equal(t, 1, r.kinds(t)[findings.KindRedirectOffsite])
 }
 
 func TestRedirectsTenHops(t *testing.T) {
@@ -279,14 +282,14 @@ func TestRedirectsTenHops(t *testing.T) {
 	}
 	s.HTML("/eleven11", page("Eleven"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, s.Count("/ten10"), "a chain of ten redirects reaches its page")
 	assert.Equal(t, 1, s.Count("/eleven10"))
 	assert.Equal(t, 0, s.Count("/eleven11"), "an 11th redirect is not followed")
 	assert.Equal(t, []string{"200 10"}, r.strs(t, `SELECT status || ' ' || redirect_count FROM pages WHERE url = 'http://shop.test/ten0'`))
 	k := r.kinds(t)
-	assert.Equal(t, 1, k[kRedirectChain])
-	assert.Equal(t, 1, k[kTooManyRedirects])
+	assert.Equal(t, 1, k[findings.KindRedirectChain])
+	assert.Equal(t, 1, k[findings.KindTooManyRedirects])
 }
 
 func TestRedirectLoop(t *testing.T) {
@@ -297,10 +300,10 @@ func TestRedirectLoop(t *testing.T) {
 	s.Redirect("/a", "/b", http.StatusFound)
 	s.Redirect("/b", "/a", http.StatusFound)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, s.Count("/a"))
 	assert.Equal(t, 1, s.Count("/b"))
-	assert.Equal(t, 1, r.kinds(t)[kRedirectLoop])
+	assert.Equal(t, 1, r.kinds(t)[findings.KindRedirectLoop])
 }
 
 func TestLimits(t *testing.T) {
@@ -315,7 +318,7 @@ func TestLimits(t *testing.T) {
 		s.Robots("")
 		chain(s, 10)
 		r := audit(t, e, "-gap", "0", "-max-depth", "3", "http://shop.test/p0")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/p3"))
 		assert.Equal(t, 0, s.Count("/p4"))
 		assert.Equal(t, 3, r.int(t, `SELECT MAX(depth) FROM pages`))
@@ -331,7 +334,7 @@ func TestLimits(t *testing.T) {
 		}
 		s.HTML("/", page("Home", links...))
 		r := audit(t, e, "-gap", "0", "-max-pages", "7", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		pages := 0
 		for _, p := range s.Paths() {
 			if strings.HasPrefix(p, "/p") || p == "/" {
@@ -353,27 +356,27 @@ func TestStatusHandling(t *testing.T) {
 	s.Status("/forbidden", 403)
 	s.Status("/teapot", 418)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	for _, p := range []string{"/gone", "/forbidden", "/teapot"} {
 		assert.Equal(t, 1, s.Count(p), "4xx is taken at face value, not retried: %s", p)
 	}
 	d := r.strs(t, `SELECT detail FROM findings WHERE kind = 'broken_link' AND url = 'http://shop.test/gone'`)
 	require.Len(t, d, 1)
 	assert.Equal(t, "HTTP 404; linked from 2 pages: http://shop.test/, http://shop.test/a", d[0])
-	assert.Equal(t, 3, r.kinds(t)[kBrokenLink])
+	assert.Equal(t, 3, r.kinds(t)[findings.KindBrokenLink])
 }
 
 func TestIdentityAndMethods(t *testing.T) {
 	n, e := loopNet(t)
 	s := n.Add("shop.test")
 	s.Robots("Sitemap: http://shop.test/sitemap.xml\n")
-	s.Page("/sitemap.xml", "application/xml", urlset("http://shop.test", "/a"))
+	s.Page("/sitemap.xml", "application/xml", demo.Urlset("http://shop.test", "/a"))
 	s.HTML("/", page("Home", "/b", "/c"))
 	s.HTML("/a", page("A"))
 	s.Redirect("/b", "/a", http.StatusMovedPermanently)
 	s.Status("/c", 503)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	reqs := s.Requests()
 	require.NotEmpty(t, reqs)
 	kinds := map[string]bool{}
@@ -398,8 +401,8 @@ func TestResolveFlag(t *testing.T) {
 	for k, v := range n.Resolve() { // "shop.test:80" -> "127.0.0.1:port"
 		args = append(args, "-resolve", k+":"+v)
 	}
-	r := audit(t, env{}, append(args, "-gap", "0", "http://shop.test/")...)
-	require.Equal(t, exitOK, r.code, r)
+	r := audit(t, crawl.Env{}, append(args, "-gap", "0", "http://shop.test/")...)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, s.Count("/a"))
 	assert.Equal(t, "shop.test", s.Requests()[0].Host)
 }
@@ -412,9 +415,9 @@ func TestNewCrawlAddedToExistingFile(t *testing.T) {
 	s.HTML("/a", page("A"))
 	db := filepath.Join(t.TempDir(), "history.db")
 	r1 := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r1.code, r1)
+	require.Equal(t, crawl.ExitOK, r1.code, r1)
 	r2 := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r2.code, r2)
+	require.Equal(t, crawl.ExitOK, r2.code, r2)
 	assert.Equal(t, []string{"1 finished 2", "2 finished 2"}, r2.strs(t, `SELECT id || ' ' || outcome || ' ' || pages FROM crawls ORDER BY id`))
 	assert.Equal(t, 2, r2.int(t, `SELECT COUNT(*) FROM pages WHERE crawl_id = 1`))
 	assert.Equal(t, 2, r2.int(t, `SELECT COUNT(*) FROM pages WHERE crawl_id = 2`))
@@ -439,7 +442,7 @@ func TestInterruptKeepsWhatWasCrawled(t *testing.T) {
 		w.Write([]byte(page("P10")))
 	})
 	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Contains(t, r.stderr, "interrupted")
 	assert.Contains(t, r.stdout, "Crawl 1 of http://shop.test/ interrupted")
 	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
@@ -455,14 +458,14 @@ func TestInterruptKeepsWhatWasCrawled(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	r := audit(t, env{}, "-demo", "-gap", "0")
-	require.Equal(t, exitOK, r.code, r)
+	r := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	k := r.kinds(t)
-	for _, kind := range []string{kBrokenLink, kRedirectChain, kTitleMissing, kDescDuplicate, kLinkToBlocked,
-		kExternalLink, kSitemapRedirected, kSitemapBroken, kSitemapBlocked, kLLMSTxt, kCanonicalElsewhere, kH1Multiple} {
+	for _, kind := range []string{findings.KindBrokenLink, findings.KindRedirectChain, findings.KindTitleMissing, findings.KindDescDuplicate, findings.KindLinkToBlocked,
+		findings.KindExternalLink, findings.KindSitemapRedirected, findings.KindSitemapBroken, findings.KindSitemapBlocked, findings.KindLLMSTxt, findings.KindCanonicalElsewhere, findings.KindH1Multiple} {
 		assert.Positive(t, k[kind], "demo shows %s", kind)
 	}
-	assert.Zero(t, k[kWordPressProbe])
+	assert.Zero(t, k[findings.KindWordPressProbe])
 	// Every deliberate problem, and nothing else: a false finding in the README's first command would
 	// teach users to distrust the rest.
 	assert.Equal(t, []string{
@@ -500,7 +503,7 @@ func TestStartRedirectsToTwin(t *testing.T) {
 	www.HTML("/a", page("A"))
 	www.Page("/llms.txt", "text/plain", "# Shop\n")
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, []string{"/robots.txt", "/"}, apex.Paths())
 	assert.Equal(t, 1, www.Count("/a"))
 	assert.Equal(t, 0, www.Count("/private/x"), "the twin's own rules apply to it")
@@ -514,7 +517,7 @@ func TestStartPageBlocked(t *testing.T) {
 	s.Robots("User-agent: CrawlCove-Crawler\nDisallow: /\n")
 	s.HTML("/", page("Home"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, []string{"/robots.txt"}, s.Paths(), "refused everywhere: nothing but robots.txt, not even llms.txt")
 	assert.Contains(t, r.stderr, "the start page http://shop.test/ is blocked by robots.txt")
 	assert.Equal(t, []string{"1"}, r.strs(t, `SELECT blocked_by_robots FROM pages`))
@@ -527,16 +530,16 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	s.HTML("/", page("Home", "/a"))
 	s.HTML("/a", page("A"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Empty(t, r.stderr, "stderr is not a terminal: no progress line")
 
 	e.Terminal = func(io.Writer) bool { return true }
 	r = audit(t, e, "-gap", "0", "-quiet", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Empty(t, r.stderr, "-quiet: no progress line")
 
 	r = audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Contains(t, r.stderr, "done /")
 	assert.Contains(t, r.stderr, "4 in flight max, 0s gap")
 	assert.NotContains(t, r.stdout, "done /", "progress goes to stderr only")
@@ -550,8 +553,8 @@ func TestProxyFromEnvironment(t *testing.T) {
 	proxy.HTML("/a", page("A"))
 	t.Setenv("HTTP_PROXY", proxy.URL())
 	t.Setenv("NO_PROXY", "")
-	r := audit(t, env{}, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	r := audit(t, crawl.Env{}, "-gap", "0", "http://shop.test/")
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	reqs := proxy.Requests()
 	require.NotEmpty(t, reqs)
 	assert.Equal(t, "shop.test", reqs[0].Host)
@@ -604,7 +607,7 @@ func TestInterruptKeepsPageAnsweredInFull(t *testing.T) {
 	defer cancel()
 	e.Transport = &hookTransport{rt: e.Transport, path: "/p3", fn: cancel} // Ctrl-C right after /p3 was read
 	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
 	assert.Equal(t, []string{"200 P3"}, r.strs(t, `SELECT status || ' ' || title FROM pages WHERE url = 'http://shop.test/p3'`),
 		"the page answered before Ctrl-C is kept")
@@ -619,11 +622,11 @@ func TestResolveWithoutTwinIsNoted(t *testing.T) {
 	s.Robots("")
 	s.HTML("/", page("Home"))
 	r := audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Contains(t, r.stderr, "-resolve maps shop.test:80 but not its twin www.shop.test:80")
 
 	r = audit(t, e, "-gap", "0", "-resolve", "shop.test:80:127.0.0.1:9", "-resolve", "www.shop.test:80:127.0.0.1:9", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.NotContains(t, r.stderr, "twin")
 }
 
@@ -633,7 +636,7 @@ func TestDemoIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
 	t.Setenv("http_proxy", "http://127.0.0.1:1")
 	t.Setenv("NO_PROXY", "")
-	r := audit(t, env{}, "-demo", "-gap", "0")
-	require.Equal(t, exitOK, r.code, r)
+	r := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 12, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0`))
 }

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -100,7 +100,7 @@ func TestFullDiskStopsTheCrawlAndResumes(t *testing.T) {
 	args := []string{"-db", db, "-gap", "0", "-concurrency", "4", "-max-pages", "1000", "-resolve", "shop.test:80:127.0.0.1:" + port, "http://shop.test/"}
 
 	code, stdout, stderr := runBinary(t, args...)
-	require.Equal(t, exitFailure, code, "a full disk is a failure\n%s%s", stdout, stderr)
+	require.Equal(t, crawl.ExitFailure, code, "a full disk is a failure\n%s%s", stdout, stderr)
 	assert.NotContains(t, stdout, "finished", "a crawl that could not write its pages is not finished")
 	assert.Contains(t, stderr, "audit: writing "+db+": ", "the path")
 	assert.Contains(t, stderr, "full", "the cause (SQLITE_FULL: database or disk is full)")
@@ -129,7 +129,7 @@ func TestFullDiskStopsTheCrawlAndResumes(t *testing.T) {
 	sdb.Close()
 
 	code, stdout, stderr = runBinary(t, "-resume", "-db", db, "-resolve", "shop.test:80:127.0.0.1:"+port)
-	require.Equal(t, exitOK, code, "%s%s", stdout, stderr)
+	require.Equal(t, crawl.ExitOK, code, "%s%s", stdout, stderr)
 	assert.Contains(t, stdout, "Crawl 1 of http://shop.test/ finished")
 	sdb = openDB(t, db)
 	assert.Equal(t, n+1, countRows(t, sdb, `SELECT COUNT(*) FROM pages`), "every page once: / and /p1../p%d", n)
@@ -141,45 +141,4 @@ func countRows(t *testing.T, db *sql.DB, q string) int {
 	var n int
 	require.NoError(t, db.QueryRowContext(context.Background(), q).Scan(&n), q)
 	return n
-}
-
-// The writer at unit level, with an injected failing write: nothing queued after a failed transaction
-// is committed, the failure is signalled once, and the functions waiting for a commit still run.
-func TestWriterStopsAtTheFirstFailedWrite(t *testing.T) {
-	st, err := openStore(t.Context(), filepath.Join(t.TempDir(), "w.db"))
-	require.NoError(t, err)
-	defer st.close()
-	require.NoError(t, st.beginCrawl(t.Context(), crawlInfo{StartURL: "http://shop.test/", UserAgent: "x", Token: "x", Started: time.Now(), Settings: struct{}{}}))
-	st.page(&pageRecord{URL: "http://shop.test/", Source: "start"})
-	st.flushForTest(t)
-	boom := errors.New("injected: disk full")
-	st.enqueue(func(*sql.Tx) error { return boom })
-	st.page(&pageRecord{URL: "http://shop.test/later", Source: "link", Depth: 1})
-	ran := make(chan struct{})
-	st.afterCommit(func() { close(ran) })
-	<-ran
-	select {
-	case <-st.Failed():
-	default:
-		t.Fatal("Failed is closed at the first write error")
-	}
-	require.ErrorIs(t, st.flush(), boom)
-	var urls []string
-	rows, err := st.db.Query(`SELECT url FROM pages ORDER BY url`)
-	require.NoError(t, err)
-	defer rows.Close()
-	for rows.Next() {
-		var u string
-		require.NoError(t, rows.Scan(&u))
-		urls = append(urls, u)
-	}
-	assert.Equal(t, []string{"http://shop.test/"}, urls, "the page queued after the failed write is not written")
-}
-
-// flushForTest waits until everything queued so far is committed, keeping the writer running.
-func (s *store) flushForTest(t *testing.T) {
-	done := make(chan struct{})
-	s.afterCommit(func() { close(done) })
-	<-done
-	require.NoError(t, s.Err())
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -25,17 +26,17 @@ type result struct {
 
 // audit runs the program in-process with e (its Transport reaching the test sites) and opens the
 // database it wrote. -quiet is not passed: progress is drawn only when env.Terminal says so.
-func audit(t *testing.T, e env, args ...string) *result {
+func audit(t *testing.T, e crawl.Env, args ...string) *result {
 	t.Helper()
 	return auditDB(t, filepath.Join(t.TempDir(), "audit.db"), e, args...)
 }
 
-func auditDB(t *testing.T, dbPath string, e env, args ...string) *result {
+func auditDB(t *testing.T, dbPath string, e crawl.Env, args ...string) *result {
 	t.Helper()
 	return auditCtx(t, t.Context(), dbPath, e, args...)
 }
 
-func auditCtx(t *testing.T, ctx context.Context, dbPath string, e env, args ...string) *result {
+func auditCtx(t *testing.T, ctx context.Context, dbPath string, e crawl.Env, args ...string) *result {
 	t.Helper()
 	if e.Terminal == nil {
 		e.Terminal = func(io.Writer) bool { return false }
@@ -99,13 +100,13 @@ func page(title string, links ...string) string {
 }
 
 // memNet makes an in-memory network (inside a synctest bubble) and the env reaching it.
-func memNet(t *testing.T) (*testsite.Network, env) {
+func memNet(t *testing.T) (*testsite.Network, crawl.Env) {
 	n := testsite.NewNetwork(t, testsite.InMemory)
-	return n, env{Transport: n.Transport()}
+	return n, crawl.Env{Transport: n.Transport()}
 }
 
 // loopNet makes a real loopback network and the env reaching it.
-func loopNet(t *testing.T) (*testsite.Network, env) {
+func loopNet(t *testing.T) (*testsite.Network, crawl.Env) {
 	n := testsite.NewNetwork(t, testsite.Loopback)
-	return n, env{Transport: n.Transport()}
+	return n, crawl.Env{Transport: n.Transport()}
 }

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
@@ -29,7 +33,7 @@ func TestRedirectLinksBelongToTheFinalURL(t *testing.T) {
 	s.Redirect("/redir-chain", "/redir", 302)
 	s.HTML("/a", page("A", "/missing"))
 	r := audit(t, e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	assert.Equal(t, []string{"http://shop.test/a"}, r.strs(t, `SELECT from_url FROM links WHERE to_url = 'http://shop.test/missing'`),
 		"the link is /a's, recorded once")
@@ -69,7 +73,7 @@ func assertCardsAddUp(t *testing.T, doc *html.Node) {
 	assert.Equal(t, tiles["URLs in the crawl"], sum(status), "every URL has one status class")
 	assert.Equal(t, tiles["blocked by robots.txt"], status["blocked by robots.txt"])
 	assert.Equal(t, tiles["fetched"], sum(status)-status["blocked by robots.txt"])
-	assert.Equal(t, tiles[errorsCard], status["4xx"]+status["5xx"]+status["no response"],
+	assert.Equal(t, tiles[report.ErrorsCard], status["4xx"]+status["5xx"]+status["no response"],
 		"the 4xx/5xx card is the chart's 4xx + 5xx + no response: %v %v", tiles, status)
 	depth, _ := bars(t, doc, "depth")
 	assert.Equal(t, tiles["URLs in the crawl"], sum(depth))
@@ -79,7 +83,7 @@ func assertCardsAddUp(t *testing.T, doc *html.Node) {
 	kinds, _ := bars(t, doc, "findings")
 	sev := map[string]int{}
 	for k, n := range kinds {
-		sev[infoOf(k).Severity.String()] += n
+		sev[findings.InfoOf(k).Severity.String()] += n
 	}
 	for _, l := range []string{"error", "warning", "notice"} {
 		assert.Equal(t, tiles[l+"s"], sev[l], "%s card = the %s bars of the findings chart", l, l)
@@ -99,16 +103,16 @@ func TestReportCardsAddUpWithCharts(t *testing.T) {
 	s.Status("/oops", 500)
 	s.HTML("/ok", page("OK"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	doc := parseHTMLFile(t, reportPath(t, r))
 	status, _ := bars(t, doc, "status")
 	assert.Equal(t, map[string]int{"2xx": 2, "3xx": 1, "4xx": 1, "5xx": 1, "no response": 0, "blocked by robots.txt": 1}, status)
-	assert.Equal(t, 2, tilesOf(t, doc)[errorsCard], "/missing and /oops; /redir answered 301 itself")
+	assert.Equal(t, 2, tilesOf(t, doc)[report.ErrorsCard], "/missing and /oops; /redir answered 301 itself")
 	assertCardsAddUp(t, doc)
 
 	_, e = reportShop(t)
 	r = audit(t, e, "-gap", "0", "-max-pages", "15", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assertCardsAddUp(t, parseHTMLFile(t, reportPath(t, r)))
 }
 
@@ -121,15 +125,15 @@ func TestReportNamedAfterTheDatabase(t *testing.T) {
 	dir := t.TempDir()
 	a := auditDB(t, filepath.Join(dir, "shop.db"), e, "-gap", "0", "http://shop.test/")
 	b := auditDB(t, filepath.Join(dir, "staging.sqlite"), e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, a.code, a)
-	require.Equal(t, exitOK, b.code, b)
+	require.Equal(t, crawl.ExitOK, a.code, a)
+	require.Equal(t, crawl.ExitOK, b.code, b)
 	assert.Equal(t, filepath.Join(dir, "shop-report-1.html"), reportPath(t, a))
 	assert.Equal(t, filepath.Join(dir, "staging-report-1.html"), reportPath(t, b))
 	assert.FileExists(t, filepath.Join(dir, "shop-report-1.html"))
 	assert.FileExists(t, filepath.Join(dir, "staging-report-1.html"))
-	assert.Equal(t, filepath.Join("x", "audit-report-2.json"), defaultReportPath(filepath.Join("x", "audit.db"), 2, "json"))
-	assert.Equal(t, filepath.Join("x", "db-report-2"), defaultReportPath(filepath.Join("x", "db"), 2, "csv"), "no extension")
-	assert.Equal(t, filepath.Join("x", ".db-report-2.html"), defaultReportPath(filepath.Join("x", ".db"), 2, "html"), "a dot file keeps its name")
+	assert.Equal(t, filepath.Join("x", "audit-report-2.json"), report.DefaultReportPath(filepath.Join("x", "audit.db"), 2, "json"))
+	assert.Equal(t, filepath.Join("x", "db-report-2"), report.DefaultReportPath(filepath.Join("x", "db"), 2, "csv"), "no extension")
+	assert.Equal(t, filepath.Join("x", ".db-report-2.html"), report.DefaultReportPath(filepath.Join("x", ".db"), 2, "html"), "a dot file keeps its name")
 }
 
 func fileSum(t *testing.T, path string) [32]byte {
@@ -170,17 +174,17 @@ func TestDatabaseMarkedAndOthersRefused(t *testing.T) {
 	dir := t.TempDir()
 
 	r := auditDB(t, filepath.Join(dir, "new.db"), e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, uint32(0x43436F76), applicationID(t, r.dbPath), "a new audit database is marked CCov")
 
 	old := filepath.Join(dir, "old.db")
-	makeDB(t, old, schema) // the tables of the version before the mark, no mark
+	makeDB(t, old, store.Schema) // the tables of the version before the mark, no mark
 	require.Zero(t, applicationID(t, old))
 	r = auditDB(t, old, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
-	assert.Equal(t, uint32(ApplicationID), applicationID(t, old), "an old audit database is marked when opened")
+	require.Equal(t, crawl.ExitOK, r.code, r)
+	assert.Equal(t, uint32(store.ApplicationID), applicationID(t, old), "an old audit database is marked when opened")
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", old, "-o", filepath.Join(dir, "old.html")}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", old, "-o", filepath.Join(dir, "old.html")}, &out, &errb, crawl.Env{}), errb.String())
 
 	monitor := filepath.Join(dir, "monitor.db")
 	makeDB(t, monitor, `PRAGMA application_id = 1296125513`, `CREATE TABLE pages (url TEXT)`, `CREATE TABLE snapshots (url TEXT)`)
@@ -195,17 +199,17 @@ func TestDatabaseMarkedAndOthersRefused(t *testing.T) {
 			var out, errb bytes.Buffer
 			e.Terminal = nil
 			code := runEnv(t.Context(), append([]string{"-db", path}, args...), &out, &errb, e)
-			assert.Equal(t, exitUsage, code, "%v: %s", args, errb.String())
+			assert.Equal(t, crawl.ExitUsage, code, "%v: %s", args, errb.String())
 			assert.Equal(t, want, errb.String(), args)
 			assert.Equal(t, before, fileSum(t, path), "%s: not a byte written", path)
 			assert.NoFileExists(t, path+"-wal", "not even switched to WAL")
 		}
 	}
 	errb.Reset()
-	assert.Equal(t, exitUsage, runEnv(t.Context(), []string{"report", "-db", monitor}, &out, &errb, env{}))
+	assert.Equal(t, crawl.ExitUsage, runEnv(t.Context(), []string{"report", "-db", monitor}, &out, &errb, crawl.Env{}))
 	assert.Contains(t, errb.String(), "not an audit database: it belongs to another program (SQLite application_id 0x4D414E49")
 	errb.Reset()
-	assert.Equal(t, exitUsage, runEnv(t.Context(), []string{"compare", "-db", monitor}, &out, &errb, env{}))
+	assert.Equal(t, crawl.ExitUsage, runEnv(t.Context(), []string{"compare", "-db", monitor}, &out, &errb, crawl.Env{}))
 	assert.Contains(t, errb.String(), "not an audit database")
 }
 
@@ -219,7 +223,7 @@ func TestResumeWithoutQuietBinary(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "shop.db")
 	ie, ctx := interruptAfter(e, "/p5")
 	r := auditCtx(t, ctx, db, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	require.Contains(t, r.stderr, "To continue it: audit -resume -db "+db+" -crawl 1")
 
 	args := []string{"-resume", "-db", db, "-crawl", "1"}
@@ -227,7 +231,7 @@ func TestResumeWithoutQuietBinary(t *testing.T) {
 		args = append(args, "-resolve", hp+":"+strings.TrimPrefix(addr, "127.0.0.1:"))
 	}
 	code, stdout, stderr := runBinary(t, args...)
-	require.Equal(t, exitOK, code, "%s%s", stdout, stderr)
+	require.Equal(t, crawl.ExitOK, code, "%s%s", stdout, stderr)
 	assert.NotContains(t, stderr, "panic")
 	assert.Contains(t, stdout, "Crawl 1 of http://shop.test/ finished")
 }
@@ -242,7 +246,7 @@ func TestSiteTextIsSafeOnTheTerminal(t *testing.T) {
 	s.HTML("/", page("Home"))
 	db := filepath.Join(t.TempDir(), "shop.db")
 	r := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Contains(t, r.stderr, "the start page http://shop.test/ is blocked by robots.txt", r)
 	for _, out := range []string{r.stdout, r.stderr} {
 		assert.NotContains(t, out, "\x1b")
@@ -252,12 +256,12 @@ func TestSiteTextIsSafeOnTheTerminal(t *testing.T) {
 	s.Robots("")
 	s.HTML("/", page("Home", "/a"))
 	s.HTML("/a", "<title>A"+evil+"</title>")
-	require.Equal(t, exitOK, auditDB(t, db, e, "-gap", "0", "http://shop.test/").code)
+	require.Equal(t, crawl.ExitOK, auditDB(t, db, e, "-gap", "0", "http://shop.test/").code)
 	s.HTML("/a", "<title>B"+evil+"</title>")
 	r = auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"compare", "-db", db}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"compare", "-db", db}, &out, &errb, crawl.Env{}), errb.String())
 	assert.Contains(t, out.String(), `A\x1b]0;owned\x07\x1b[2J`, "visible, escaped")
 	for _, o := range []string{r.stdout, r.stderr, out.String()} {
 		assert.NotContains(t, o, "\x1b")

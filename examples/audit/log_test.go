@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -28,7 +29,7 @@ func TestLogFileHasEveryComponentsDecisions(t *testing.T) {
 		s.HTML("/a", page("A"))
 		logPath := filepath.Join(t.TempDir(), "decisions.jsonl")
 		r := audit(t, e, "-gap", "0", "-concurrency", "1", "-log", logPath, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 
 		events := readEvents(t, logPath)
 		find := func(msg string, match map[string]any) map[string]any {
@@ -64,7 +65,7 @@ func TestLogFileHasEveryComponentsDecisions(t *testing.T) {
 
 		before := len(events)
 		r = audit(t, e, "-gap", "0", "-log", logPath, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Greater(t, len(readEvents(t, logPath)), before, "appended")
 	})
 }
@@ -88,7 +89,7 @@ func readEvents(t *testing.T, path string) []map[string]any {
 
 func TestLogFileThatCannotBeOpened(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "such", "dir", "log.jsonl")
-	r := audit(t, env{}, "-log", path, "http://shop.test/")
-	assert.Equal(t, exitFailure, r.code)
+	r := audit(t, crawl.Env{}, "-log", path, "http://shop.test/")
+	assert.Equal(t, crawl.ExitFailure, r.code)
 	assert.Equal(t, "audit: -log: open "+path+": no such file or directory\n", r.stderr)
 }

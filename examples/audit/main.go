@@ -13,8 +13,9 @@
 //	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
 //
 // The crawl writes its HTML report (<db>-report-<crawl>.html, next to the database) at the end. Its
-// frontier, robots.txt copies and sitemap answers are kept in the database as it goes (queue.go,
-// resume_store.go), so that -resume continues it after a crash. examples/audit/README.md is the manual.
+// frontier, robots.txt copies and sitemap answers are kept in the database as it goes (internal/store),
+// so that -resume continues it after a crash. examples/audit/README.md is the manual; this file and
+// cli.go only parse the command line and wire the packages of internal/ (README: "How it is built").
 //
 // What it does, and does not do, is the public bot page's promise: robots.txt first and always obeyed,
 // sitemaps only when advertised, 4 requests in flight with 300 ms between starts, Crawl-delay not read,
@@ -27,11 +28,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/demo"
+	"github.com/politecrawl/polite/examples/audit/internal/render"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
 func main() {
@@ -45,25 +51,12 @@ func main() {
 	os.Exit(code)
 }
 
-// env is what tests replace: where requests go, the clock, and whether stderr is a terminal.
-type env struct {
-	// Transport is the base transport under the polite layers; nil = fetch.NewBaseTransport(-resolve).
-	Transport http.RoundTripper
-	// Now is the clock; nil = time.Now.
-	Now func() time.Time
-	// Terminal reports whether w is a terminal (the progress line is drawn only there); nil = isTerminal.
-	Terminal func(w io.Writer) bool
-	// MemoryQueue keeps the frontier's queue in memory only, as before resume existed: the crawl cannot
-	// be resumed. Benchmarks compare the two.
-	MemoryQueue bool
-}
-
 // run is the whole program: parse args, crawl, analyse, print the summary; it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runEnv(ctx, args, stdout, stderr, env{})
+	return runEnv(ctx, args, stdout, stderr, crawl.Env{})
 }
 
-func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e crawl.Env) int {
 	if e.Now == nil {
 		e.Now = time.Now
 	}
@@ -77,65 +70,89 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	}
 	cfg, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return crawl.ExitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n(run with -h for help)\n", err)
-		return exitUsage
+		return crawl.ExitUsage
 	}
 	closeLog, err := openLog(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
-		return exitFailure
+		return crawl.ExitFailure
 	}
 	defer closeLog()
 	if e.Terminal == nil {
-		e.Terminal = isTerminal // before -resume too: the progress line asks it
+		e.Terminal = crawl.IsTerminal // before -resume too: the progress line asks it
 	}
 	if cfg.Resume {
 		return runResume(ctx, cfg, stdout, stderr, e)
 	}
 
-	var demo *demoSite
+	var shop *demo.DemoSite
 	if cfg.Demo {
-		if demo, err = startDemo(); err != nil {
+		if shop, err = demo.StartDemo(); err != nil {
 			fmt.Fprintf(stderr, "audit: %v\n", err)
-			return exitFailure
+			return crawl.ExitFailure
 		}
-		defer demo.stop()
-		cfg.URL = demo.URL()
+		defer shop.Stop()
+		cfg.URL = shop.URL()
 		if cfg.Resolve == nil {
 			cfg.Resolve = map[string]string{}
 		}
-		for k, v := range demo.Resolve() {
+		for k, v := range shop.Resolve() {
 			cfg.Resolve[k] = v
 		}
 	}
 
-	st, err := openStore(ctx, cfg.DB)
+	st, err := store.OpenStore(ctx, cfg.DB)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
-		if errors.Is(err, errNotAudit) {
-			return exitUsage
+		if errors.Is(err, store.ErrNotAudit) {
+			return crawl.ExitUsage
 		}
-		return exitFailure
+		return crawl.ExitFailure
 	}
-	defer st.close()
-	if demo != nil {
+	defer st.Close()
+	if shop != nil {
 		fmt.Fprintf(stdout, "Demo: crawling the built-in shop at %s (served on loopback by this program).\n", cfg.URL)
 	}
 
-	c, err := newCrawler(cfg, e, st, stderr)
+	c, err := crawl.NewCrawler(cfg, e, st, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
-		return exitUsage
+		return crawl.ExitUsage
 	}
-	res := c.crawl(ctx)
-	res = c.renderPass(ctx, res) // step 6, only with -render
-	code := c.finish(res, stdout, stderr)
-	code = c.writeReport(res, code, stdout, stderr)
-	if demo != nil {
-		demo.report(stdout, cfg.UserAgent)
+	return runCrawl(ctx, c, shop, stdout, stderr)
+}
+
+// runCrawl runs a new or resumed crawl to its end: the crawl, the rendered pass (only with -render),
+// the summary, the report, and what the demo shop saw. It returns the exit status.
+func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout, stderr io.Writer) int {
+	res := c.Crawl(ctx)
+	rr := &render.RenderRun{Crawler: c}
+	c.SummaryExtra = rr.PrintRenderSummary
+	res = rr.RenderPass(ctx, res) // step 6, only with -render
+	code := c.Finish(res, stdout, stderr)
+	code = c.WriteReport(res, code, stdout, stderr)
+	if shop != nil {
+		shop.Report(stdout, c.Cfg.UserAgent)
 	}
 	return code
+}
+
+// openLog opens -log FILE and makes the logger every component of the crawl gets (robots.Cache,
+// fetch.Client, the frontier): their decision events, as JSON lines at Debug level, one per decision, so
+// that "why was this URL not crawled?" has an answer (a frontier.add event with outcome disallowed and the
+// robots.txt rule and line, say). The file is appended to, so a resumed crawl goes on in the same file.
+func openLog(cfg *crawl.Config) (closeLog func(), err error) {
+	if cfg.Log == "" {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("-log: %w", err)
+	}
+	cfg.Logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return func() { f.Close() }, nil
 }

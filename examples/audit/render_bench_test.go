@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -69,7 +70,7 @@ func BenchmarkRenderedPass20(b *testing.B) {
 		before := len(paths(s.Requests(), browserUA))
 		dbPath := filepath.Join(b.TempDir(), "audit.db")
 		var out, errb bytes.Buffer
-		if code := runEnv(b.Context(), append([]string{"-db", dbPath}, args...), &out, &errb, env{}); code != exitOK {
+		if code := runEnv(b.Context(), append([]string{"-db", dbPath}, args...), &out, &errb, crawl.Env{}); code != crawl.ExitOK {
 			b.Fatalf("exit %d\n%s%s", code, &out, &errb)
 		}
 		siteReqs += len(paths(s.Requests(), browserUA)) - before

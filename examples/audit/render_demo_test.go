@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -10,8 +11,8 @@ import (
 // `audit -demo -render 5` shows every finding of the rendered pass, each on the demo page built for it.
 func TestDemoRender(t *testing.T) {
 	requireBrowser(t)
-	r := audit(t, env{}, "-demo", "-gap", "0", "-render", "5")
-	require.Equal(t, exitOK, r.code, r)
+	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-render", "5")
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, []string{
 		"links_only_after_render /",
 		"render_canonical_changed /offers/",

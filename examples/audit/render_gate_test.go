@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -55,7 +57,7 @@ func TestRenderInFlightLimitHoldsForBrowserAndCrawler(t *testing.T) {
 	scriptedPages(s, 3, 4, 150*time.Millisecond)
 	args := append(resolveArgs(n), "-gap", "0", "-concurrency", "2", "-render", "4", "http://shop.test/")
 	r := audit(t, e, args...)
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	reqs := s.Requests()
 	require.Len(t, paths(reqs, func(q testsite.Request) bool { return strings.HasPrefix(q.Path, "/s/") }), 16, "every script of the four pages was loaded")
@@ -72,7 +74,7 @@ func TestRenderGapHoldsForBrowserAndCrawler(t *testing.T) {
 	const gap = 400 * time.Millisecond
 	args := append(resolveArgs(n), "-gap", gap.String(), "-render", "3", "http://shop.test/")
 	r := audit(t, e, args...)
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	reqs := byStart(s.Requests())
 	require.Len(t, paths(reqs, browserUA), 9, "three pages and their two scripts each, by the browser")
@@ -97,10 +99,10 @@ func TestRender429FromBrowserSlowsTheWholeRun(t *testing.T) {
 	s.Route("/s/a1.js", script("window.a1 = 1;"))
 	args := append(resolveArgs(n), "-gap", "0", "-concurrency", "1", "-render", "2", "http://shop.test/")
 	r := audit(t, e, args...)
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	assert.Equal(t, []string{"http://shop.test/s/limited.js"}, r.strs(t, `SELECT slowed_by FROM crawls`), "the browser's 429 tripped the run-wide slowdown")
-	assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
+	assert.Equal(t, 1, r.kinds(t)[findings.KindSlowedDown])
 	assert.Contains(t, r.stdout, "Slowed down after 429 from http://shop.test/s/limited.js")
 	assert.Equal(t, 1, s.Count("/s/limited.js"), "a browser does not retry; the page records it as failed")
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/render"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -14,7 +15,7 @@ import (
 // test (CI installs it); elsewhere the test is skipped with the way to install one.
 func requireBrowser(t testing.TB) string {
 	t.Helper()
-	p, err := findBrowser("")
+	p, err := render.FindBrowser("")
 	if err == nil {
 		return p
 	}

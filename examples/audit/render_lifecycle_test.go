@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -111,7 +112,7 @@ func TestRenderInterruptedKeepsWhatWasRenderedAndLeavesNoBrowser(t *testing.T) {
 	}
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "exit status: %v\n%s", err, &stderr)
-	assert.Equal(t, exitFailure, ee.ExitCode(), "an interrupted run exits 1, as today\n%s", &stderr)
+	assert.Equal(t, crawl.ExitFailure, ee.ExitCode(), "an interrupted run exits 1, as today\n%s", &stderr)
 	assert.Contains(t, stderr.String(), "audit: interrupted; everything crawled so far is in")
 
 	assert.Empty(t, processesMentioning(t, tmp), "no browser process is left")
@@ -144,7 +145,7 @@ func TestRenderWithoutBrowserIsAUsageError(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "a.db")
 		var out, errb bytes.Buffer
 		code := run(t.Context(), append([]string{"-db", db}, args...), &out, &errb)
-		assert.Equal(t, exitUsage, code)
+		assert.Equal(t, crawl.ExitUsage, code)
 		assert.Contains(t, errb.String(), "looked for chromium, chromium-browser, google-chrome")
 		assert.Contains(t, errb.String(), "apt-get install chromium")
 		assert.NoFileExists(t, db, "a usage error touches nothing")
@@ -152,12 +153,12 @@ func TestRenderWithoutBrowserIsAUsageError(t *testing.T) {
 
 	var out, errb bytes.Buffer
 	code := run(t.Context(), []string{"-render", "1", "-browser", "/no/such/chromium", "http://shop.test/"}, &out, &errb)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, errb.String(), "-browser /no/such/chromium")
 	assert.Contains(t, errb.String(), "apt-get install chromium")
 
 	code = run(t.Context(), []string{"-render", "501", "http://shop.test/"}, &out, &errb)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, errb.String(), "-render 501: must be from 0 to 500")
 }
 
@@ -169,7 +170,7 @@ func TestRenderOffStartsNoBrowser(t *testing.T) {
 	s := n.Add("shop.test")
 	renderShop(s)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Empty(t, paths(s.Requests(), browserUA), "no browser request reached the site")
 	assert.Zero(t, r.int(t, `SELECT COUNT(*) FROM render_runs`))
 	assert.Zero(t, r.int(t, `SELECT COUNT(*) FROM render_pages`))
@@ -191,7 +192,7 @@ func TestRenderBrowserThatFailsToStart(t *testing.T) {
 	s.Robots("")
 	s.HTML("/", jsPage("Home", "Home", "", ""))
 	r := audit(t, e, "-gap", "0", "-render", "5", "-browser", fake, "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Contains(t, r.stderr, "rendered pass (the crawl itself finished): starting the browser "+fake)
 	assert.Contains(t, r.stderr, "this browser is broken")
 	assert.Equal(t, 1, r.int(t, `SELECT COUNT(*) FROM pages WHERE status = 200`), "the crawl is kept")
@@ -202,7 +203,7 @@ func TestRenderBrowserThatFailsToStart(t *testing.T) {
 
 func TestHelpShowsRenderFlags(t *testing.T) {
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, run(t.Context(), []string{"-h"}, &out, &errb))
+	require.Equal(t, crawl.ExitOK, run(t.Context(), []string{"-h"}, &out, &errb))
 	assert.Contains(t, errb.String(), "-render N")
 	assert.Contains(t, errb.String(), "-browser path")
 }

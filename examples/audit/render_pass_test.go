@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -17,14 +19,14 @@ import (
 
 // renderDefects maps each page built for one finding kind to that kind.
 var renderDefects = map[string]string{
-	"/title-js":     kRenderTitle,
-	"/canonical-js": kRenderCanonical,
-	"/robots-js":    kRenderRobotsMeta,
-	"/h1-js":        kRenderH1,
-	"/links-js":     kRenderLinksOnly,
-	"/js-error":     kRenderJSError,
-	"/xhr-fail":     kRenderFailed,
-	"/blocked-js":   kRenderBlocked,
+	"/title-js":     findings.KindRenderTitle,
+	"/canonical-js": findings.KindRenderCanonical,
+	"/robots-js":    findings.KindRenderRobotsMeta,
+	"/h1-js":        findings.KindRenderH1,
+	"/links-js":     findings.KindRenderLinksOnly,
+	"/js-error":     findings.KindRenderJSError,
+	"/xhr-fail":     findings.KindRenderFailed,
+	"/blocked-js":   findings.KindRenderBlocked,
 }
 
 // renderCleanPages run scripts too, without any defect: no rendered-pass finding may name them.
@@ -84,7 +86,7 @@ func TestRenderedPass(t *testing.T) {
 	renderShop(s)
 	args := append(resolveArgs(n), "-gap", "0", "-render", "50", "http://shop.test/")
 	r := audit(t, e, args...)
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Empty(t, processesMentioning(t, tmp), "at the normal end no browser process is left")
 	assert.Empty(t, profiles(t, tmp), "and its profile is removed")
 	reqs := s.Requests()
@@ -194,13 +196,13 @@ func TestRenderedPass(t *testing.T) {
 			require.Len(t, d, 1, kind)
 			return d[0]
 		}
-		assert.Equal(t, `title "Loading" in the HTML, "Tents for the coast" after JavaScript`, detail(kRenderTitle))
-		assert.Contains(t, detail(kRenderRobotsMeta), "JavaScript makes the page noindex")
-		assert.Contains(t, detail(kRenderCanonical), "canonical none in the HTML, http://shop.test/other after JavaScript")
-		assert.Equal(t, `first <h1> "Paddles" in the HTML, "Paddles on sale" after JavaScript`, detail(kRenderH1))
-		assert.Contains(t, detail(kRenderJSError), "TypeError")
-		assert.Contains(t, detail(kRenderFailed), "HTTP 404 http://shop.test/api/tides (xhr)")
-		assert.Contains(t, detail(kRenderBlocked), `script http://shop.test/private/app.js: disallowed by "Disallow: /private/"`)
+		assert.Equal(t, `title "Loading" in the HTML, "Tents for the coast" after JavaScript`, detail(findings.KindRenderTitle))
+		assert.Contains(t, detail(findings.KindRenderRobotsMeta), "JavaScript makes the page noindex")
+		assert.Contains(t, detail(findings.KindRenderCanonical), "canonical none in the HTML, http://shop.test/other after JavaScript")
+		assert.Equal(t, `first <h1> "Paddles" in the HTML, "Paddles on sale" after JavaScript`, detail(findings.KindRenderH1))
+		assert.Contains(t, detail(findings.KindRenderJSError), "TypeError")
+		assert.Contains(t, detail(findings.KindRenderFailed), "HTTP 404 http://shop.test/api/tides (xhr)")
+		assert.Contains(t, detail(findings.KindRenderBlocked), `script http://shop.test/private/app.js: disallowed by "Disallow: /private/"`)
 	})
 	t.Run("summary", func(t *testing.T) {
 		assert.Contains(t, r.stdout, "Rendered pass: 13 of 13 sampled pages")

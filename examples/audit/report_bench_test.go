@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -31,15 +34,15 @@ func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 func generatedCrawl(tb testing.TB, path string, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := openStore(ctx, path)
+	st, err := store.OpenStore(ctx, path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	cfg := &config{MaxPages: n, MaxDepth: 5, Concurrency: 16, Timeout: 15 * time.Second}
+	cfg := &crawl.Config{MaxPages: n, MaxDepth: 5, Concurrency: 16, Timeout: 15 * time.Second}
 	base := "http://shop.test"
-	if err := st.beginCrawl(ctx, crawlInfo{StartURL: base + "/", UserAgent: defaultUserAgent, Token: defaultUserAgent,
-		Started: t0, Settings: cfg.settings()}); err != nil {
+	if err := st.BeginCrawl(ctx, store.CrawlInfo{StartURL: base + "/", UserAgent: crawl.DefaultUserAgent, Token: crawl.DefaultUserAgent,
+		Started: t0, Settings: cfg.Settings()}); err != nil {
 		tb.Fatal(err)
 	}
 	urlOf := func(i int) string {
@@ -48,8 +51,8 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		}
 		return fmt.Sprintf("%s/p%d", base, i)
 	}
-	var pages []*pageRecord
-	var links []linkRecord
+	var pages []*store.PageRecord
+	var links []store.LinkRecord
 	var listed [][2]string
 	sm := base + "/sitemap.xml"
 	for i := range n {
@@ -58,9 +61,9 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		if i > 0 {
 			depth = 1 + i%5
 		}
-		p := &pageRecord{URL: u, FinalURL: u, Status: 200, Depth: depth, Source: "link", FoundOn: base + "/",
+		p := &store.PageRecord{URL: u, FinalURL: u, Status: 200, Depth: depth, Source: "link", FoundOn: base + "/",
 			ContentType: "text/html; charset=utf-8", Response: time.Duration(3+i%700) * time.Millisecond,
-			TTFB: time.Duration(2+i%500) * time.Millisecond, Bytes: 6000 + i%3000, Attempts: 1, parsed: true,
+			TTFB: time.Duration(2+i%500) * time.Millisecond, Bytes: 6000 + i%3000, Attempts: 1, Parsed: true,
 			Title: fmt.Sprintf("Product %d | Generated Shop", i), TitleCount: 1, H1: fmt.Sprintf("Product %d", i), H1Count: 1,
 			WordCount: 300 + i%200, FetchedAt: t0.Add(time.Duration(i) * 3 * time.Millisecond)}
 		if i == 0 {
@@ -71,55 +74,55 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		}
 		switch {
 		case i > 0 && i%50 == 49:
-			p = &pageRecord{URL: u, Depth: depth, Source: "link", FoundOn: base + "/", Blocked: true,
+			p = &store.PageRecord{URL: u, Depth: depth, Source: "link", FoundOn: base + "/", Blocked: true,
 				RobotsRule: `disallowed by "Disallow: /cart/" (line 2, user-agent *)`}
 		case i > 0 && i%10 == 9:
-			p.Status, p.parsed, p.Title, p.TitleCount, p.H1, p.H1Count = 404, false, "", 0, "", 0
+			p.Status, p.Parsed, p.Title, p.TitleCount, p.H1, p.H1Count = 404, false, "", 0, "", 0
 		case i > 0 && i%13 == 12:
 			to := urlOf((i + 1) % n)
-			p.Redirects = []hopRecord{{URL: u, Status: 301, Location: to}}
+			p.Redirects = []store.HopRecord{{URL: u, Status: 301, Location: to}}
 			p.FinalURL, p.Attempts = to, 2
 		}
-		if p.parsed {
+		if p.Parsed {
 			for j := range 20 {
-				l := linkRecord{From: u, To: urlOf((i*7 + j*13 + 1) % n), Anchor: fmt.Sprintf("Related product %d", j), Tag: "a"}
-				p.links = append(p.links, l)
+				l := store.LinkRecord{From: u, To: urlOf((i*7 + j*13 + 1) % n), Anchor: fmt.Sprintf("Related product %d", j), Tag: "a"}
+				p.Links = append(p.Links, l)
 				p.Internal++
 			}
 			if i%25 == 0 {
-				p.links = append(p.links, linkRecord{From: u, To: "https://partner.example/", External: true, Anchor: "Partner", Tag: "a"})
+				p.Links = append(p.Links, store.LinkRecord{From: u, To: "https://partner.example/", External: true, Anchor: "Partner", Tag: "a"})
 				p.External++
 			}
-			links = append(links, p.links...)
+			links = append(links, p.Links...)
 		}
 		if i%2 == 0 {
 			listed = append(listed, [2]string{sm, u})
 		}
 		pages = append(pages, p)
-		st.page(p)
+		st.Page(p)
 	}
 	for i := n; i < n+n/20; i++ {
 		listed = append(listed, [2]string{sm, urlOf(i)})
 	}
-	smRec := sitemapRecord{URL: sm, Level: 0, Status: 200, Kind: "urlset", Entries: len(listed)}
-	st.sitemap(smRec)
+	smRec := store.SitemapRecord{URL: sm, Level: 0, Status: 200, Kind: "urlset", Entries: len(listed)}
+	st.Sitemap(smRec)
 	for _, l := range listed {
-		st.sitemapURL(l[0], l[1])
+		st.SitemapURL(l[0], l[1])
 	}
-	if err := st.flush(); err != nil {
+	if err := st.Flush(); err != nil {
 		tb.Fatal(err)
 	}
 	notCrawled := listed[len(listed)-n/20:]
-	fs := analyze(analysisInput{Pages: pages, Links: links, SitemapURLs: listed, Sitemaps: []sitemapRecord{smRec},
-		NotCrawled: notCrawled, Normalize: normalizeOrSelf})
-	if err := st.writeFindings(ctx, fs); err != nil {
+	fs := findings.Analyze(findings.AnalysisInput{Pages: pages, Links: links, SitemapURLs: listed, Sitemaps: []store.SitemapRecord{smRec},
+		NotCrawled: notCrawled, Normalize: store.NormalizeOrSelf})
+	if err := st.WriteFindings(ctx, fs); err != nil {
 		tb.Fatal(err)
 	}
-	if err := st.finishCrawl(ctx, crawlEnd{Finished: t0.Add(time.Duration(n) * 3 * time.Millisecond), Outcome: "finished",
+	if err := st.FinishCrawl(ctx, store.CrawlEnd{Finished: t0.Add(time.Duration(n) * 3 * time.Millisecond), Outcome: "finished",
 		Pages: n, Requests: n + n/13 + 4}); err != nil {
 		tb.Fatal(err)
 	}
-	if err := st.close(); err != nil {
+	if err := st.Close(); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -210,11 +213,11 @@ func crawlAuditedSite(tb testing.TB, db string, n int) {
 	s := netw.Add("shop.test")
 	h := auditedSite(n)
 	s.NotFound(h.ServeHTTP)
-	e := env{Transport: netw.Transport(), Terminal: func(io.Writer) bool { return false }}
+	e := crawl.Env{Transport: netw.Transport(), Terminal: func(io.Writer) bool { return false }}
 	var out, errb bytes.Buffer
 	code := runEnv(context.Background(), []string{"-db", db, "-gap", "0", "-concurrency", "16", "-max-pages", fmt.Sprint(n),
 		"-max-depth", "10", "-no-report", "-quiet", "http://shop.test/"}, &out, &errb, e)
-	if code != exitOK {
+	if code != crawl.ExitOK {
 		tb.Fatalf("crawl exit %d: %s", code, errb.String())
 	}
 }
@@ -259,7 +262,7 @@ func BenchmarkReport(b *testing.B) {
 			c0, runs := cpuTime(), 0
 			for b.Loop() {
 				var so, se bytes.Buffer
-				if code := runEnv(context.Background(), []string{"report", "-db", db, "-o", out}, &so, &se, env{}); code != exitOK {
+				if code := runEnv(context.Background(), []string{"report", "-db", db, "-o", out}, &so, &se, crawl.Env{}); code != crawl.ExitOK {
 					b.Fatalf("exit %d: %s", code, se.String())
 				}
 				runs++
@@ -286,7 +289,7 @@ func BenchmarkReportFormats(b *testing.B) {
 			c0, runs := cpuTime(), 0
 			for b.Loop() {
 				var so, se bytes.Buffer
-				if code := runEnv(context.Background(), []string{"report", "-db", db, "-format", f, "-o", out}, &so, &se, env{}); code != exitOK {
+				if code := runEnv(context.Background(), []string{"report", "-db", db, "-format", f, "-o", out}, &so, &se, crawl.Env{}); code != crawl.ExitOK {
 					b.Fatalf("exit %d: %s", code, se.String())
 				}
 				runs++

@@ -21,6 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
 	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
@@ -118,7 +121,7 @@ func TestReportInBrowser(t *testing.T) {
 	testbrowser.Path(t) // before the crawl: skip (or fail under CI) early
 	_, e := reportShop(t)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	ctx := testbrowser.New(t)
 	w := watch(t, ctx)
 
@@ -189,9 +192,9 @@ func TestReportInBrowser(t *testing.T) {
 		generatedCrawl(t, db, 300)
 		out := filepath.Join(t.TempDir(), "big.html")
 		var so, se bytes.Buffer
-		require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", out}, &so, &se, env{}), se.String())
-		total := countFindings(t, db, kDescMissing)
-		require.Greater(t, total, 2*tablePageSize)
+		require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", out}, &so, &se, crawl.Env{}), se.String())
+		total := countFindings(t, db, findings.KindDescMissing)
+		require.Greater(t, total, 2*report.TablePageSize)
 		w.reset()
 		open(t, ctx, out+"#kind-description_missing")
 		box := "#kind-description_missing-urls"
@@ -199,13 +202,13 @@ func TestReportInBrowser(t *testing.T) {
 		first := func() string { return eval[string](t, ctx, `document.querySelector("`+box+` tbody tr td").innerText`) }
 		pos := func() string { return eval[string](t, ctx, `document.querySelector("`+box+` .pos").innerText`) }
 		assert.True(t, eval[bool](t, ctx, `document.getElementById("kind-description_missing").open`), "opened by its link")
-		assert.Equal(t, tablePageSize, rows())
+		assert.Equal(t, report.TablePageSize, rows())
 		assert.Equal(t, fmt.Sprintf("Rows 1–50 of %d", total), pos())
-		assert.Equal(t, tablePageSize+1, eval[int](t, ctx, `document.querySelectorAll("`+box+` tr").length`),
+		assert.Equal(t, report.TablePageSize+1, eval[int](t, ctx, `document.querySelectorAll("`+box+` tr").length`),
 			"the head and one page of rows: the later pages are not in the DOM")
 		page1 := first()
 		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(box+` button[data-dir="1"]`))))
-		assert.Equal(t, tablePageSize, rows())
+		assert.Equal(t, report.TablePageSize, rows())
 		assert.Equal(t, fmt.Sprintf("Rows 51–100 of %d", total), pos())
 		assert.NotEqual(t, page1, first())
 		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(box+` button[data-dir="-1"]`))))
@@ -217,8 +220,8 @@ func TestReportInBrowser(t *testing.T) {
 	})
 
 	t.Run("demo report screenshot", func(t *testing.T) {
-		demo := audit(t, env{}, "-demo", "-gap", "0")
-		require.Equal(t, exitOK, demo.code, demo)
+		demo := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+		require.Equal(t, crawl.ExitOK, demo.code, demo)
 		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: 1500, DeviceScaleFactor: 1})
 		require.NoError(t, err)
 		w.reset()

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +31,7 @@ func exportShop(t *testing.T) *result {
 	t.Helper()
 	_, e := reportShop(t)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	return r
 }
 
@@ -41,20 +45,20 @@ func TestCSVRoundTrip(t *testing.T) {
 	s.HTML("/f", `<title>`+strings.ReplaceAll(formulaTitle, `"`, "&quot;")+`</title><h1>f</h1>`)
 	s.HTML("/u", `<title>`+unicodeTitle+`</title><h1>u</h1>`)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	dir := filepath.Join(t.TempDir(), "csv")
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "csv", "-o", dir}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "csv", "-o", dir}, &out, &errb, crawl.Env{}), errb.String())
 	assert.Equal(t, "Crawl 1 exported to "+dir+": pages.csv, links.csv, findings.csv, sitemaps.csv, sitemap_urls.csv, requests.csv\n", out.String())
 
-	for _, table := range exportTables {
+	for _, table := range store.ExportTables {
 		t.Run(table, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(dir, table+".csv"))
 			require.NoError(t, err)
-			require.True(t, bytes.HasPrefix(raw, []byte(utf8BOM)), "a UTF-8 BOM, for spreadsheets")
+			require.True(t, bytes.HasPrefix(raw, []byte(report.Utf8BOM)), "a UTF-8 BOM, for spreadsheets")
 			assert.Contains(t, string(raw), "\r\n", "RFC 4180 line ends")
-			recs, err := csv.NewReader(bytes.NewReader(raw[len(utf8BOM):])).ReadAll()
+			recs, err := csv.NewReader(bytes.NewReader(raw[len(report.Utf8BOM):])).ReadAll()
 			require.NoError(t, err)
 
 			order := "rowid"
@@ -86,7 +90,7 @@ func TestCSVRoundTrip(t *testing.T) {
 					assertCell(t, fmt.Sprintf("%s row %d %s", table, i, names[j]), v, rec[j])
 				}
 				if table == "findings" {
-					info := infoOf(rec[indexOf(names, "kind")])
+					info := findings.InfoOf(rec[indexOf(names, "kind")])
 					assert.Equal(t, []string{info.Severity.String(), info.Advice}, rec[len(names):])
 				}
 				i++
@@ -115,7 +119,7 @@ func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(utf8BOM)))).ReadAll()
+	recs, err := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(raw, []byte(report.Utf8BOM)))).ReadAll()
 	require.NoError(t, err)
 	return recs
 }
@@ -135,9 +139,9 @@ func assertCell(t *testing.T, where string, v any, cell string) {
 		assert.NoError(t, err, where)
 		assert.Equal(t, math.Float64bits(x), math.Float64bits(f), "%s: %v vs %s", where, x, cell)
 	case string:
-		assert.Equal(t, x, undoCSVNeutral(cell), where)
+		assert.Equal(t, x, report.UndoCSVNeutral(cell), where)
 	case []byte:
-		assert.Equal(t, string(x), undoCSVNeutral(cell), where)
+		assert.Equal(t, string(x), report.UndoCSVNeutral(cell), where)
 	default:
 		t.Errorf("%s: unexpected type %T", where, v)
 	}
@@ -147,7 +151,7 @@ func assertCell(t *testing.T, where string, v any, cell string) {
 func TestJSONExport(t *testing.T) {
 	r := exportShop(t)
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "json", "-o", "-"}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "json", "-o", "-"}, &out, &errb, crawl.Env{}), errb.String())
 	var doc struct {
 		Crawl struct {
 			ID       int            `json:"id"`
@@ -155,7 +159,7 @@ func TestJSONExport(t *testing.T) {
 			Settings map[string]any `json:"settings"`
 			Outcome  string         `json:"outcome"`
 		} `json:"crawl"`
-		Summary  summary          `json:"summary"`
+		Summary  report.Summary   `json:"summary"`
 		Pages    []map[string]any `json:"pages"`
 		Links    []map[string]any `json:"links"`
 		Findings []map[string]any `json:"findings"`
@@ -183,7 +187,7 @@ func TestJSONExport(t *testing.T) {
 		assert.Equal(t, r.int(t, `SELECT COUNT(*) FROM `+c.name+` WHERE crawl_id = 1`), c.n, c.name)
 	}
 	assert.Equal(t, 18, doc.Summary.Pages, "reportShop without -max-pages: /extra too")
-	assert.Equal(t, []count{{"2xx", 10}, {"3xx", 2}, {"4xx", 2}, {"5xx", 1}, {"no response", 1}, {"blocked by robots.txt", 2}},
+	assert.Equal(t, []report.Count{{Label: "2xx", N: 10}, {Label: "3xx", N: 2}, {Label: "4xx", N: 2}, {Label: "5xx", N: 1}, {Label: "no response", N: 1}, {Label: "blocked by robots.txt", N: 2}},
 		doc.Summary.Status, "/extra crawled too without -max-pages")
 	titles := map[string]any{}
 	for _, p := range doc.Pages {
@@ -197,7 +201,7 @@ func TestJSONExport(t *testing.T) {
 	assert.Equal(t, xssTitle, titles["http://shop.test/xss"])
 	assert.Nil(t, titles["http://shop.test/broken"], "NULL is null")
 	for _, f := range doc.Findings {
-		assert.Equal(t, infoOf(f["kind"].(string)).Severity.String(), f["severity"])
+		assert.Equal(t, findings.InfoOf(f["kind"].(string)).Severity.String(), f["severity"])
 	}
 }
 
@@ -215,7 +219,7 @@ func TestExportsCarryTheRenderedPass(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "csv")
 	var out, errb bytes.Buffer
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "csv", "-o", dir}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "csv", "-o", dir}, &out, &errb, crawl.Env{}), errb.String())
 	assert.Contains(t, out.String(), "requests.csv, render_runs.csv, render_pages.csv, render_links.csv, render_console.csv, render_requests.csv")
 	recs := readCSV(t, filepath.Join(dir, "render_pages.csv"))
 	require.Len(t, recs, 3)
@@ -223,7 +227,7 @@ func TestExportsCarryTheRenderedPass(t *testing.T) {
 	assert.Len(t, readCSV(t, filepath.Join(dir, "render_runs.csv")), 2)
 
 	out.Reset()
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "json", "-o", "-"}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-format", "json", "-o", "-"}, &out, &errb, crawl.Env{}), errb.String())
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(out.Bytes(), &doc))
 	var pages []map[string]any

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -29,7 +31,7 @@ const xssTitle = `<img src=x onerror=alert(1)>`
 //	index:  indexable 7, noindex 1, canonicalised 1, non-200 6, blocked 2
 //	sitemap: listed 6 (/, /a, /gone-listed, /orphan, /private/listed, /extra; other.test/x is skipped as
 //	        outside the sitemap's scope): crawled 3, blocked 1, broken 1, not crawled 1 (/extra)
-func reportShop(t *testing.T) (*testsite.Network, env) {
+func reportShop(t *testing.T) (*testsite.Network, crawl.Env) {
 	n, e := loopNet(t)
 	s := n.Add("shop.test")
 	s.Robots("User-agent: *\nDisallow: /private/\nSitemap: http://shop.test/sitemap.xml\n")
@@ -169,7 +171,7 @@ func bars(t *testing.T, doc *html.Node, id string) (map[string]int, []string) {
 			shown = append(shown, textOf(tx))
 		}
 		require.Contains(t, shown, label)
-		require.Contains(t, shown, thousands(n))
+		require.Contains(t, shown, report.Thousands(n))
 		require.Len(t, byTag(g, "rect"), 1)
 		m[label] = n
 		order = append(order, label)

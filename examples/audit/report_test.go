@@ -14,6 +14,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
@@ -24,7 +28,7 @@ import (
 func TestReportAfterCrawl(t *testing.T) {
 	_, e := reportShop(t)
 	r := audit(t, e, "-gap", "0", "-max-pages", "15", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	path := reportPath(t, r)
 	assert.Equal(t, filepath.Join(filepath.Dir(r.dbPath), "audit-report-1.html"), path, "next to the database, named after the crawl")
 	doc := parseHTMLFile(t, path)
@@ -48,7 +52,7 @@ func TestReportAfterCrawl(t *testing.T) {
 			return fmt.Sprint(sumOver(t, r, s))
 		}
 		assert.Equal(t, map[string]string{
-			"URLs in the crawl": "17", "fetched": "15", "blocked by robots.txt": "2", errorsCard: "4",
+			"URLs in the crawl": "17", "fetched": "15", "blocked by robots.txt": "2", report.ErrorsCard: "4",
 			"errors": sev("error"), "warnings": sev("warning"), "notices": sev("notice"),
 			"HTTP requests": fmt.Sprint(r.int(t, `SELECT requests FROM crawls`)),
 		}, tiles)
@@ -95,17 +99,17 @@ func TestReportAfterCrawl(t *testing.T) {
 			want[k]++
 		}
 		assert.Equal(t, want, kinds)
-		assert.Equal(t, 3, kinds[kBrokenLink], "/broken, /err, /reset")
-		assert.Equal(t, 1, kinds[kBrokenPage], "/gone-listed")
+		assert.Equal(t, 3, kinds[findings.KindBrokenLink], "/broken, /err, /reset")
+		assert.Equal(t, 1, kinds[findings.KindBrokenPage], "/gone-listed")
 		ranks := make([]int, len(order))
 		for i, k := range order {
-			ranks[i] = kindRank(k)
+			ranks[i] = findings.KindRank(k)
 		}
 		assert.True(t, sort.IntsAreSorted(ranks), "errors first, then warnings, then notices: %v", order)
 		fig := byID(t, doc, "chart-findings")
 		for _, g := range findAll(fig, func(n *html.Node) bool { return hasClass(n, "bar") }) {
 			fill := attrOr(byTag(g, "rect")[0], "fill")
-			assert.Equal(t, severityColor(infoOf(attrOr(g, "data-label")).Severity.String()), fill, "colour of %s", attrOr(g, "data-label"))
+			assert.Equal(t, report.SeverityColor(findings.InfoOf(attrOr(g, "data-label")).Severity.String()), fill, "colour of %s", attrOr(g, "data-label"))
 		}
 	})
 
@@ -117,13 +121,13 @@ func TestReportAfterCrawl(t *testing.T) {
 		}
 		require.Len(t, overview, len(counts), "one row per kind found")
 		for _, row := range overview {
-			info := infoOf(row[2])
+			info := findings.InfoOf(row[2])
 			assert.Equal(t, []string{info.Severity.String(), info.Title, info.Kind, fmt.Sprint(counts[info.Kind]), info.Advice}, row)
 			sec := byID(t, doc, "kind-"+info.Kind)
 			assert.Equal(t, "details", sec.Data)
 			assert.Equal(t, fmt.Sprint(counts[info.Kind]), attrOr(sec, "data-count"))
 			_, open := attr(sec, "open")
-			assert.Equal(t, info.Severity == sevError, open, "errors are open, the rest collapsed: %s", info.Kind)
+			assert.Equal(t, info.Severity == findings.SevError, open, "errors are open, the rest collapsed: %s", info.Kind)
 			rows := tableRowsOf(t, doc, "kind-"+info.Kind+"-urls")
 			assert.Len(t, rows, counts[info.Kind], info.Kind)
 		}
@@ -204,7 +208,7 @@ func TestReportAfterCrawl(t *testing.T) {
 func sumOver(t *testing.T, r *result, sev string) int {
 	n := 0
 	for _, k := range r.strs(t, `SELECT kind FROM findings`) {
-		if infoOf(k).Severity.String() == sev {
+		if findings.InfoOf(k).Severity.String() == sev {
 			n++
 		}
 	}
@@ -240,7 +244,7 @@ func assertSelfContained(t *testing.T, doc *html.Node) {
 func TestReportEscapesCrawledText(t *testing.T) {
 	_, e := reportShop(t)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	require.Equal(t, []string{xssTitle}, r.strs(t, `SELECT title FROM pages WHERE url = 'http://shop.test/xss'`))
 	raw, err := os.ReadFile(reportPath(t, r))
 	require.NoError(t, err)
@@ -268,7 +272,7 @@ func TestReportPolitenessRecordsSlowdown(t *testing.T) {
 		flatSite(s, 3, 0)
 		s.Route("/p1", responseStatus(429), responseStatus(429), responseStatus(429))
 		r := audit(t, e, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		doc := parseHTMLFile(t, reportPath(t, r))
 		rec := map[string]string{}
 		for _, dt := range byTag(byID(t, doc, "politeness"), "dt") {
@@ -282,7 +286,7 @@ func TestReportPolitenessRecordsSlowdown(t *testing.T) {
 		assert.Equal(t, fmt.Sprintf("yes: http://shop.test/p1 answered 429 at %s, %s into the crawl; the rest of the run went one request at a time with a 3 s gap",
 			at.UTC().Format("15:04:05 UTC"), at.Sub(started).Round(time.Millisecond)), rec["Slowed down by a 429"])
 		kinds, _ := bars(t, doc, "findings")
-		assert.Equal(t, 1, kinds[kSlowedDown])
+		assert.Equal(t, 1, kinds[findings.KindSlowedDown])
 	})
 }
 
@@ -293,14 +297,14 @@ func TestNoReportFlag(t *testing.T) {
 	s.Robots("")
 	s.HTML("/", page("Home"))
 	r := audit(t, e, "-gap", "0", "-no-report", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.NotContains(t, r.stdout, "Report:")
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(r.dbPath), "audit-report-1.html"))
 
 	// Off limits at the start: nothing was crawled, so there is no report either.
 	s.Status("/robots.txt", 503)
 	r = audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOffLimits, r.code, r)
+	require.Equal(t, crawl.ExitOffLimits, r.code, r)
 	assert.NotContains(t, r.stdout, "Report:")
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(r.dbPath), "audit-report-1.html"))
 }
@@ -314,7 +318,7 @@ func TestReportAfterInterrupt(t *testing.T) {
 	flatSite(s, 30, 0)
 	e.Transport = &hookTransport{rt: e.Transport, path: "/p3", fn: cancel}
 	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	doc := parseHTMLFile(t, reportPath(t, r))
 	assert.Equal(t, "interrupted", textOf(byID(t, doc, "outcome")))
 	assert.Contains(t, textOf(byID(t, doc, "message")), "interrupted")
@@ -333,28 +337,28 @@ func TestReportCommand(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "shop.db")
 	e.Now = func() time.Time { return time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC) }
 	r1 := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r1.code, r1)
+	require.Equal(t, crawl.ExitOK, r1.code, r1)
 	s.HTML("/a", page("A changed"))
 	r2 := auditDB(t, db, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r2.code, r2)
+	require.Equal(t, crawl.ExitOK, r2.code, r2)
 	fromCrawl, err := os.ReadFile(reportPath(t, r2))
 	require.NoError(t, err)
 
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := runEnv(t.Context(), append([]string{"report"}, args...), &out, &errb, env{Now: e.Now})
+		code := runEnv(t.Context(), append([]string{"report"}, args...), &out, &errb, crawl.Env{Now: e.Now})
 		return code, out.String(), errb.String()
 	}
 	out := filepath.Join(t.TempDir(), "again.html")
 	code, stdout, stderr := run("-db", db, "-o", out)
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, crawl.ExitOK, code, stderr)
 	assert.Equal(t, "Report of crawl 2 written to "+out+"\n", stdout)
 	again, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Equal(t, string(fromCrawl), string(again), "the crawl's report is the report command's, byte for byte")
 
 	code, stdout, _ = run("-db", db, "-crawl", "1", "-o", "-")
-	require.Equal(t, exitOK, code)
+	require.Equal(t, crawl.ExitOK, code)
 	doc, err := html.Parse(strings.NewReader(stdout))
 	require.NoError(t, err)
 	assert.Contains(t, textOf(byTag(doc, "title")[0]), "crawl 1")
@@ -362,7 +366,7 @@ func TestReportCommand(t *testing.T) {
 	assert.Equal(t, "A", rows[0][3], "crawl 1's title")
 
 	code, stdout, stderr = run("-db", db)
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, crawl.ExitOK, code, stderr)
 	assert.Equal(t, "Report of crawl 2 written to "+filepath.Join(filepath.Dir(db), "shop-report-2.html")+"\n", stdout)
 
 	for _, tc := range []struct {
@@ -370,13 +374,13 @@ func TestReportCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"-db", db, "-crawl", "9"}, exitUsage, "crawl 9 is not in the database; the crawls it holds:\n  1  2026-05-04 03:02  finished  http://shop.test/\n  2  2026-05-04 03:02  finished  http://shop.test/\n"},
-		{[]string{"-db", db, "-crawl", "-1"}, exitUsage, "crawl ids start at 1"},
-		{[]string{"-db", db, "-format", "pdf"}, exitUsage, `-format "pdf": must be html, csv or json`},
-		{[]string{"-db", db, "-format", "csv", "-o", "-"}, exitUsage, "csv writes a folder"},
-		{[]string{"-db", db, "extra"}, exitUsage, `unexpected argument "extra"`},
-		{[]string{"-db", filepath.Join(t.TempDir(), "missing.db")}, exitUsage, "no such file"},
-		{[]string{"-db", db, "-o", filepath.Join(t.TempDir(), "no", "such", "dir", "r.html")}, exitFailure, "no such file or directory"},
+		{[]string{"-db", db, "-crawl", "9"}, crawl.ExitUsage, "crawl 9 is not in the database; the crawls it holds:\n  1  2026-05-04 03:02  finished  http://shop.test/\n  2  2026-05-04 03:02  finished  http://shop.test/\n"},
+		{[]string{"-db", db, "-crawl", "-1"}, crawl.ExitUsage, "crawl ids start at 1"},
+		{[]string{"-db", db, "-format", "pdf"}, crawl.ExitUsage, `-format "pdf": must be html, csv or json`},
+		{[]string{"-db", db, "-format", "csv", "-o", "-"}, crawl.ExitUsage, "csv writes a folder"},
+		{[]string{"-db", db, "extra"}, crawl.ExitUsage, `unexpected argument "extra"`},
+		{[]string{"-db", filepath.Join(t.TempDir(), "missing.db")}, crawl.ExitUsage, "no such file"},
+		{[]string{"-db", db, "-o", filepath.Join(t.TempDir(), "no", "such", "dir", "r.html")}, crawl.ExitFailure, "no such file or directory"},
 	} {
 		code, stdout, stderr := run(tc.args...)
 		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
@@ -387,17 +391,17 @@ func TestReportCommand(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(t.TempDir(), "missing.db"), "a mistyped -db creates nothing")
 
 	code, _, stderr = run("-h")
-	assert.Equal(t, exitOK, code)
+	assert.Equal(t, crawl.ExitOK, code)
 	for _, f := range []string{"-db", "-crawl", "-format", "-o", "Exit status"} {
 		assert.Contains(t, stderr, f)
 	}
 
 	empty := filepath.Join(t.TempDir(), "empty.db")
-	st, err := openStore(t.Context(), empty)
+	st, err := store.OpenStore(t.Context(), empty)
 	require.NoError(t, err)
-	require.NoError(t, st.close())
+	require.NoError(t, st.Close())
 	code, _, stderr = run("-db", empty)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, stderr, "the database holds no crawl yet")
 
 	notAudit := filepath.Join(t.TempDir(), "other.db")
@@ -407,7 +411,7 @@ func TestReportCommand(t *testing.T) {
 	require.NoError(t, err)
 	odb.Close()
 	code, _, stderr = run("-db", notAudit)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, crawl.ExitUsage, code)
 	assert.Contains(t, stderr, "not an audit database")
 }
 
@@ -415,13 +419,13 @@ func TestReportCommand(t *testing.T) {
 // the browser keeps out of the DOM until the pager shows them, and past tableRowsMax rows the file says
 // how many more the CSV export has.
 func TestReportPagesLongTables(t *testing.T) {
-	defer func(n int) { tableRowsMax = n }(tableRowsMax)
-	tableRowsMax = 4 * tablePageSize
+	defer func(n int) { report.TableRowsMax = n }(report.TableRowsMax)
+	report.TableRowsMax = 4 * report.TablePageSize
 	db := filepath.Join(t.TempDir(), "big.db")
 	generatedCrawl(t, db, 600)
 	var out, errb bytes.Buffer
 	path := filepath.Join(t.TempDir(), "r.html")
-	require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, env{}), errb.String())
+	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, crawl.Env{}), errb.String())
 	doc := parseHTMLFile(t, path)
 	r := &result{}
 	var err error
@@ -429,21 +433,21 @@ func TestReportPagesLongTables(t *testing.T) {
 	require.NoError(t, err)
 	defer r.db.Close()
 	n := r.int(t, `SELECT COUNT(*) FROM findings WHERE kind = 'description_missing'`)
-	require.Greater(t, n, tableRowsMax, "the generated crawl has more rows of a kind than a table carries")
+	require.Greater(t, n, report.TableRowsMax, "the generated crawl has more rows of a kind than a table carries")
 
 	box := byID(t, doc, "kind-description_missing-urls")
-	assert.Equal(t, fmt.Sprint(tablePageSize), attrOr(box, "data-size"))
-	assert.Equal(t, fmt.Sprint(tableRowsMax), attrOr(box, "data-rows"))
+	assert.Equal(t, fmt.Sprint(report.TablePageSize), attrOr(box, "data-size"))
+	assert.Equal(t, fmt.Sprint(report.TableRowsMax), attrOr(box, "data-rows"))
 	tbody := byTag(box, "tbody")
 	require.Len(t, tbody, 1)
-	assert.Len(t, byTag(tbody[0], "tr"), tablePageSize, "one page of rows in the document")
+	assert.Len(t, byTag(tbody[0], "tr"), report.TablePageSize, "one page of rows in the document")
 	tpls := byTag(box, "template")
-	assert.Len(t, tpls, tableRowsMax/tablePageSize-1)
+	assert.Len(t, tpls, report.TableRowsMax/report.TablePageSize-1)
 	for _, tp := range tpls {
-		assert.Len(t, byTag(tp, "tr"), tablePageSize)
+		assert.Len(t, byTag(tp, "tr"), report.TablePageSize)
 	}
-	assert.Len(t, tableRowsOf(t, doc, "kind-description_missing-urls"), tableRowsMax)
-	assert.Contains(t, textOf(box), fmt.Sprintf("%s more rows are not in this file", thousands(n-tableRowsMax)))
+	assert.Len(t, tableRowsOf(t, doc, "kind-description_missing-urls"), report.TableRowsMax)
+	assert.Contains(t, textOf(box), fmt.Sprintf("%s more rows are not in this file", report.Thousands(n-report.TableRowsMax)))
 	pager := findAll(box, func(n *html.Node) bool { return hasClass(n, "pager") })
 	require.Len(t, pager, 1)
 	_, hidden := attr(pager[0], "hidden")
@@ -451,7 +455,7 @@ func TestReportPagesLongTables(t *testing.T) {
 
 	// No table puts more than one page of rows into the document.
 	for _, tb := range byTag(doc, "tbody") {
-		assert.LessOrEqual(t, len(byTag(tb, "tr")), tablePageSize)
+		assert.LessOrEqual(t, len(byTag(tb, "tr")), report.TablePageSize)
 	}
 }
 
@@ -461,18 +465,18 @@ func TestReportSizeIsBounded(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "big.db")
 	generatedCrawl(t, db, 600)
 	size := func(budget int) (int, *html.Node) {
-		defer func(n int) { tableBytes = n }(tableBytes)
-		tableBytes = budget
+		defer func(n int) { report.TableBytes = n }(report.TableBytes)
+		report.TableBytes = budget
 		path := filepath.Join(t.TempDir(), "r.html")
 		var out, errb bytes.Buffer
-		require.Equal(t, exitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, env{}), errb.String())
+		require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, crawl.Env{}), errb.String())
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
 		doc, err := html.Parse(bytes.NewReader(raw))
 		require.NoError(t, err)
 		return len(raw), doc
 	}
-	full, _ := size(tableBytes)
+	full, _ := size(report.TableBytes)
 	empty, _ := size(0)
 	const budget = 30_000
 	bounded, doc := size(budget)

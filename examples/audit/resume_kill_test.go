@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -334,7 +335,7 @@ func TestResumeAfterKill(t *testing.T) {
 	ref := filepath.Join(t.TempDir(), "ref.db")
 	site.reset(nil)
 	code, out := site.runProgram(t, append(append([]string{"-db", ref}, flags...), "http://shop.test/")...)
-	require.Equal(t, exitOK, code, out)
+	require.Equal(t, crawl.ExitOK, code, out)
 	want := crawlSummary(t, ref)
 	refPaths := requestPaths(site.requests())
 	require.Greater(t, len(want["pages"]), 60)
@@ -414,7 +415,7 @@ func TestResumeAfterKill(t *testing.T) {
 					delete(unfinishedPages, "/p18")
 				}
 				unfinished := len(unfinishedPages)
-				assert.LessOrEqual(t, unfinished, (1+writeBacklog)*4, "at the kill, at most -concurrency pages in flight and writeBacklog times as many waiting to be written")
+				assert.LessOrEqual(t, unfinished, (1+crawl.WriteBacklog)*4, "at the kill, at most -concurrency pages in flight and writeBacklog times as many waiting to be written")
 			}
 			assertIntact(t, db)
 			got := crawlSummary(t, db)
@@ -455,7 +456,7 @@ func TestResumeAfterKillAtRandomMoments(t *testing.T) {
 	ref := filepath.Join(t.TempDir(), "ref.db")
 	site.reset(nil)
 	code, out := site.runProgram(t, append(append([]string{"-db", ref}, flags...), "http://shop.test/")...)
-	require.Equal(t, exitOK, code, out)
+	require.Equal(t, crawl.ExitOK, code, out)
 	want := crawlSummary(t, ref)
 
 	rng := rand.New(rand.NewPCG(13, 1))

@@ -12,6 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,7 +23,7 @@ import (
 // processes.
 
 // interruptAfter cancels the crawl's context once the answer to path has been read.
-func interruptAfter(e env, path string) (env, context.Context) {
+func interruptAfter(e crawl.Env, path string) (crawl.Env, context.Context) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.Transport = &hookTransport{rt: e.Transport, path: path, fn: cancel}
 	return e, ctx
@@ -37,7 +39,7 @@ func TestResumeAfterCtrlC(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "shop.db")
 	ie, ctx := interruptAfter(e, "/p7")
 	r := auditCtx(t, ctx, db, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Contains(t, r.stderr, "audit: interrupted; everything crawled so far is in "+db+" (crawl 1). To continue it: audit -resume -db "+db+" -crawl 1\n")
 	crawledBefore := r.int(t, `SELECT COUNT(*) FROM pages`)
 	requestsBefore, servedBefore := r.int(t, `SELECT requests FROM crawls`), len(s.Paths())
@@ -46,7 +48,7 @@ func TestResumeAfterCtrlC(t *testing.T) {
 	assert.Equal(t, 0, s.Count("/p8"), "Ctrl-C after /p7: nothing more was requested")
 
 	r = auditDB(t, db, e, "-resume", "-crawl", "1")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Contains(t, r.stdout, fmt.Sprintf("Resuming crawl 1 of http://shop.test/ (%d URLs crawled,", crawledBefore))
 	assert.Contains(t, r.stdout, "Crawl 1 of http://shop.test/ finished")
 	assert.Contains(t, r.stdout, "Report: ")
@@ -62,7 +64,7 @@ func TestResumeAfterCtrlC(t *testing.T) {
 	assert.Equal(t, 0, r.int(t, `SELECT COUNT(*) FROM queue`), "a finished crawl keeps no queue")
 
 	r = auditDB(t, db, e, "-resume")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, crawl.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, "crawl 1 of http://shop.test/ finished: there is nothing to resume")
 }
 
@@ -85,13 +87,13 @@ func TestResumeKeepsTheGap(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "a.db")
 		ie, ctx := interruptAfter(e, "/p2")
 		r := auditCtx(t, ctx, db, ie, "-gap", "10s", "-concurrency", "1", "http://shop.test/")
-		require.Equal(t, exitFailure, r.code, r)
+		require.Equal(t, crawl.ExitFailure, r.code, r)
 		before := len(n.Requests())
 		time.Sleep(2 * time.Second) // a quick restart
 
 		resumedAt := time.Now()
 		r = auditDB(t, db, e, "-resume")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		reqs := n.Requests()
 		require.Greater(t, len(reqs), before)
 		assert.GreaterOrEqual(t, reqs[before].Time.Sub(reqs[before-1].Time), 10*time.Second, "the gap holds across the restart")
@@ -113,18 +115,18 @@ func TestResumeKeepsTheSlowdown(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "a.db")
 		ie, ctx := interruptAfter(e, "/p2")
 		r := auditCtx(t, ctx, db, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-		require.Equal(t, exitFailure, r.code, r)
+		require.Equal(t, crawl.ExitFailure, r.code, r)
 		require.Equal(t, []string{"http://shop.test/p0"}, r.strs(t, `SELECT slowed_by FROM crawls`))
 		before := len(n.Requests())
 
 		r = auditDB(t, db, e, "-resume")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		reqs := n.Requests()[before:]
 		require.NotEmpty(t, reqs)
 		for i := 1; i < len(reqs); i++ {
 			assert.GreaterOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 3*time.Second, "before %s", reqs[i].Path)
 		}
-		assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
+		assert.Equal(t, 1, r.kinds(t)[findings.KindSlowedDown])
 		assert.Contains(t, r.stdout, "Slowed down after 429 from http://shop.test/p0")
 	})
 }
@@ -150,13 +152,13 @@ func TestResumeRefetchesExpiredRobotsTxt(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "a.db")
 			ie, ctx := interruptAfter(e, "/p3")
 			r := auditCtx(t, ctx, db, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-			require.Equal(t, exitFailure, r.code, r)
+			require.Equal(t, crawl.ExitFailure, r.code, r)
 			require.Equal(t, 1, s.Count("/robots.txt"))
 			mu.Lock()
 			now = now.Add(tc.later)
 			mu.Unlock()
 			r = auditDB(t, db, e, "-resume")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			assert.Equal(t, tc.want, s.Count("/robots.txt"))
 			assert.Equal(t, 1, s.Count("/p9"))
 		})
@@ -174,7 +176,7 @@ func TestResumeRefusals(t *testing.T) {
 	db := filepath.Join(dir, "a.db")
 	ie, ctx := interruptAfter(e, "/p0")
 	first := auditCtx(t, ctx, db, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, first.code, first)
+	require.Equal(t, crawl.ExitFailure, first.code, first)
 	r := first
 
 	for _, tc := range []struct {
@@ -188,11 +190,11 @@ func TestResumeRefusals(t *testing.T) {
 		{[]string{"-resume", "-crawl", "7"}, "crawl 7 is not in the database"},
 	} {
 		r := auditDB(t, db, e, tc.args...)
-		assert.Equal(t, exitUsage, r.code, "%v: %s", tc.args, r)
+		assert.Equal(t, crawl.ExitUsage, r.code, "%v: %s", tc.args, r)
 		assert.Contains(t, r.stderr, tc.want, tc.args)
 	}
 	r = auditDB(t, filepath.Join(dir, "none.db"), e, "-resume")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, crawl.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, "none.db: no such file")
 	assert.NoFileExists(t, filepath.Join(dir, "none.db"))
 
@@ -206,12 +208,12 @@ func TestResumeRefusals(t *testing.T) {
 	_, err = first.db.Exec(`INSERT INTO crawl_runs (crawl_id, pid, host, started_at) VALUES (1, ?, ?, '2026-01-01T00:00:00Z')`, sleeper.Process.Pid, host)
 	require.NoError(t, err)
 	r = auditDB(t, db, e, "-resume")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, crawl.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, fmt.Sprintf("crawl 1 seems to be running still, in process %d on this machine", sleeper.Process.Pid))
 	sleeper.Process.Kill()
 	sleeper.Wait()
 	r = auditDB(t, db, e, "-resume")
-	assert.Equal(t, exitOK, r.code, "once that process is gone (killed), it resumes: %s", r)
+	assert.Equal(t, crawl.ExitOK, r.code, "once that process is gone (killed), it resumes: %s", r)
 
 	// A crawl whose frontier was not kept in the file cannot be resumed.
 	mem := filepath.Join(dir, "mem.db")
@@ -219,12 +221,12 @@ func TestResumeRefusals(t *testing.T) {
 	me.MemoryQueue = true
 	ie, ctx = interruptAfter(me, "/p1")
 	r = auditCtx(t, ctx, mem, ie, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	r = auditDB(t, mem, e, "-resume")
-	assert.Equal(t, exitUsage, r.code)
+	assert.Equal(t, crawl.ExitUsage, r.code)
 	assert.Contains(t, r.stderr, "crawl 1 was not recorded for resuming")
 
 	var out, errb bytes.Buffer
-	assert.Equal(t, exitOK, run(t.Context(), []string{"-h"}, &out, &errb))
+	assert.Equal(t, crawl.ExitOK, run(t.Context(), []string{"-h"}, &out, &errb))
 	assert.Contains(t, errb.String(), "audit -resume [-db FILE] [-crawl N]")
 }

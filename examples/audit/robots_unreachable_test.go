@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/internal/testsite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +27,7 @@ func TestRobotsServerErrorStopsWithExit3(t *testing.T) {
 			www.Robots("User-agent: *\nDisallow:\n")
 			www.HTML("/", page("Home"))
 			r := audit(t, e, "-gap", "0", "http://shop.test/")
-			require.Equal(t, exitOffLimits, r.code, r)
+			require.Equal(t, crawl.ExitOffLimits, r.code, r)
 			assert.Empty(t, www.Paths(), "nothing more is requested: not even the www twin's robots.txt")
 			assert.Contains(t, r.stderr, "http://shop.test/robots.txt")
 			assert.Contains(t, r.stderr, fmt.Sprintf("HTTP %d", code))
@@ -39,7 +41,7 @@ func TestRobotsServerErrorStopsWithExit3(t *testing.T) {
 		n, e := loopNet(t)
 		n.Add("other.test")
 		r := audit(t, e, "-gap", "0", "http://shop.test/") // no such host on the network
-		require.Equal(t, exitOffLimits, r.code, r)
+		require.Equal(t, crawl.ExitOffLimits, r.code, r)
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
 		assert.Empty(t, n.Requests())
 	})
@@ -50,7 +52,7 @@ func TestRobotsServerErrorStopsWithExit3(t *testing.T) {
 		s.HTML("/", page("Home", "/a"))
 		s.HTML("/a", page("A"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/a"))
 	})
 	t.Run("twin unreachable: start host crawled alone", func(t *testing.T) {
@@ -61,7 +63,7 @@ func TestRobotsServerErrorStopsWithExit3(t *testing.T) {
 		s.HTML("/", page("Home", "/a", "http://www.shop.test/b"))
 		s.HTML("/a", page("A"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/a"))
 		assert.Equal(t, []string{"/robots.txt"}, www.Paths())
 		assert.Contains(t, r.stderr, "www.shop.test/robots.txt answered HTTP 503")
@@ -79,11 +81,11 @@ func TestRedirectIntoOffLimitsTwin(t *testing.T) {
 	s.HTML("/", page("Home", "/old"))
 	s.Redirect("/old", "http://www.shop.test/moved", http.StatusMovedPermanently)
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, []string{"/robots.txt"}, www.Paths(), "nothing but robots.txt is asked of an off-limits host")
 	k := r.kinds(t)
-	assert.Zero(t, k[kBrokenLink], "not requested, so not known to be broken")
-	assert.Equal(t, 1, k[kRedirectBlocked])
+	assert.Zero(t, k[findings.KindBrokenLink], "not requested, so not known to be broken")
+	assert.Equal(t, 1, k[findings.KindRedirectBlocked])
 	d := r.strs(t, `SELECT detail FROM findings WHERE kind = 'redirect_to_blocked'`)
 	require.Len(t, d, 1)
 	assert.Contains(t, d[0], "http://www.shop.test/moved")
@@ -102,7 +104,7 @@ func TestRobotsUnreachableDuringTheCrawlStopsIt(t *testing.T) {
 			testsite.Response{Status: http.StatusServiceUnavailable})
 		flatSite(s, 80, 0)
 		r := audit(t, e, "-gap", "60s", "http://shop.test/") // 60 s between requests: robots.txt is refreshed after an hour
-		require.Equal(t, exitOffLimits, r.code, r)
+		require.Equal(t, crawl.ExitOffLimits, r.code, r)
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt answered HTTP 503 during the crawl, so the whole site is off limits")
 		assert.Contains(t, r.stderr, "everything crawled before is in")
 		paths := s.Paths()
@@ -114,7 +116,7 @@ func TestRobotsUnreachableDuringTheCrawlStopsIt(t *testing.T) {
 		assert.Equal(t, []string{"off_limits"}, r.strs(t, `SELECT outcome FROM crawls`))
 		assert.Contains(t, r.stdout, "stopped (robots.txt unreachable)")
 		k := r.kinds(t)
-		assert.Zero(t, k[kRedirectBlocked]+k[kBrokenLink]+k[kBrokenPage], "pages not requested are not findings: %v", k)
+		assert.Zero(t, k[findings.KindRedirectBlocked]+k[findings.KindBrokenLink]+k[findings.KindBrokenPage], "pages not requested are not findings: %v", k)
 	})
 }
 
@@ -138,7 +140,7 @@ func TestTwinRobotsUnreachableDuringTheCrawlStopsTheTwin(t *testing.T) {
 		s.HTML("/p69", page("P69", twinLinks...)) // the twin's pages are found after more than an hour
 		s.HTML("/", page("Home", links...))
 		r := audit(t, e, "-gap", "60s", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, []string{"/robots.txt", "/robots.txt"}, www.Paths(), "asked once, refreshed once, then left alone")
 		assert.Equal(t, 1, strings.Count(r.stderr, "http://www.shop.test/robots.txt answered HTTP 503 during the crawl: that host is off limits from now on"), r.stderr)
 		assert.Equal(t, 1, s.Count("/llms.txt"), "the crawl of the start host went on to the end")
@@ -156,7 +158,7 @@ func TestOtherSchemeUnreachableDoesNotStopTheStartHost(t *testing.T) {
 	s.HTML("/a", page("A"))
 	s.HTML("/b", page("B"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, s.Count("/a"))
 	assert.Equal(t, 1, s.Count("/b"))
 	assert.Equal(t, 1, strings.Count(r.stderr, "https://shop.test/robots.txt could not be fetched"), r.stderr)

@@ -12,6 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/demo"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -30,7 +34,7 @@ func sitemapShop(s *testsite.Site, links, listed int, extra ...string) {
 		sm = append(sm, p)
 		s.HTML(p, page(fmt.Sprint("S", i)))
 	}
-	s.Page("/sitemap.xml", "application/xml", urlset("http://shop.test", append(sm, extra...)...))
+	s.Page("/sitemap.xml", "application/xml", demo.Urlset("http://shop.test", append(sm, extra...)...))
 	s.HTML("/", page("Home", ls...))
 }
 
@@ -43,7 +47,7 @@ func TestLinksFirstThenSitemapURLs(t *testing.T) {
 	// /l0 is listed too (a duplicate once a link found it); /private/x is listed last and disallowed.
 	sitemapShop(s, 5, 50, "/l0", "/private/x")
 	r := audit(t, e, "-gap", "0", "-max-pages", "10", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 
 	paths := s.Paths()
 	for i := range 5 {
@@ -70,14 +74,14 @@ func TestLinksFirstThenSitemapURLs(t *testing.T) {
 	assert.Equal(t, 1, r.int(t, `SELECT COUNT(*) FROM sitemaps`))
 
 	k := r.kinds(t)
-	assert.Equal(t, 46, k[kSitemapNotCrawled], "s4..s49 left out by the page limit: %v", k)
-	assert.Equal(t, 1, k[kSitemapBlocked], "a disallowed sitemap URL is still reported, even past the page limit: %v", k)
+	assert.Equal(t, 46, k[findings.KindSitemapNotCrawled], "s4..s49 left out by the page limit: %v", k)
+	assert.Equal(t, 1, k[findings.KindSitemapBlocked], "a disallowed sitemap URL is still reported, even past the page limit: %v", k)
 	assert.Equal(t, []string{"listed in http://shop.test/sitemap.xml; not crawled: page limit"},
-		r.strs(t, `SELECT detail FROM findings WHERE kind = ? AND url = 'http://shop.test/s49'`, kSitemapNotCrawled))
-	assert.Empty(t, r.strs(t, `SELECT url FROM findings WHERE kind = ? AND url IN ('http://shop.test/l0', 'http://shop.test/s0')`, kSitemapNotCrawled),
+		r.strs(t, `SELECT detail FROM findings WHERE kind = ? AND url = 'http://shop.test/s49'`, findings.KindSitemapNotCrawled))
+	assert.Empty(t, r.strs(t, `SELECT url FROM findings WHERE kind = ? AND url IN ('http://shop.test/l0', 'http://shop.test/s0')`, findings.KindSitemapNotCrawled),
 		"crawled URLs are not reported as not crawled")
 	assert.Empty(t, r.strs(t, `SELECT status FROM pages WHERE url = 'http://shop.test/s49'`), "no status is invented for them")
-	assert.Contains(t, r.stdout, kSitemapNotCrawled)
+	assert.Contains(t, r.stdout, findings.KindSitemapNotCrawled)
 }
 
 // A sitemap URL that a link also found, but only once the page limit was used up, is not crawled either
@@ -88,10 +92,10 @@ func TestSitemapURLsLinkedPastThePageLimitAreReported(t *testing.T) {
 	s := n.Add("shop.test")
 	sitemapShop(s, 5, 0, "/l4", "/l3", "/l0")
 	r := audit(t, e, "-gap", "0", "-max-pages", "4", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Zero(t, s.Count("/l3")+s.Count("/l4"), "past the page limit: %v", s.Paths())
 	assert.Equal(t, []string{"http://shop.test/l3", "http://shop.test/l4"},
-		r.strs(t, `SELECT url FROM findings WHERE kind = ? ORDER BY url`, kSitemapNotCrawled), "listed, linked, and left out by the limit")
+		r.strs(t, `SELECT url FROM findings WHERE kind = ? ORDER BY url`, findings.KindSitemapNotCrawled), "listed, linked, and left out by the limit")
 }
 
 // With budget to spare, sitemap-only (orphan) pages are crawled after the link crawl, and their own links
@@ -103,7 +107,7 @@ func TestSitemapOnlyPagesStillCrawled(t *testing.T) {
 	s.HTML("/orphan", page("Orphan", "/below-orphan", "/private/y"))
 	s.HTML("/below-orphan", page("Below"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	for _, p := range []string{"/", "/l0", "/l1", "/l2", "/orphan", "/below-orphan"} {
 		assert.Equal(t, 1, s.Count(p), "%s: %v", p, s.Paths())
 	}
@@ -112,9 +116,9 @@ func TestSitemapOnlyPagesStillCrawled(t *testing.T) {
 	assert.Equal(t, []string{"link|2"}, r.strs(t, `SELECT source || '|' || depth FROM pages WHERE url = 'http://shop.test/below-orphan'`))
 	assert.Equal(t, []string{"link"}, r.strs(t, `SELECT source FROM pages WHERE url = 'http://shop.test/l1'`), "found by a link first")
 	k := r.kinds(t)
-	assert.Zero(t, k[kSitemapNotCrawled]+k[kSitemapOverHold], "%v", k)
-	assert.Equal(t, 1, k[kSitemapBlocked], "%v", k)
-	assert.Equal(t, 1, k[kLinkToBlocked], "/private/y, linked from the orphan: %v", k)
+	assert.Zero(t, k[findings.KindSitemapNotCrawled]+k[findings.KindSitemapOverHold], "%v", k)
+	assert.Equal(t, 1, k[findings.KindSitemapBlocked], "%v", k)
+	assert.Equal(t, 1, k[findings.KindLinkToBlocked], "/private/y, linked from the orphan: %v", k)
 }
 
 // Ctrl-C while the sitemap URLs are being crawled: the crawl stops gracefully, as in the link phase.
@@ -129,7 +133,7 @@ func TestInterruptWhileCrawlingSitemapURLs(t *testing.T) {
 		w.Write([]byte(page("S5")))
 	})
 	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Contains(t, r.stderr, "interrupted")
 	assert.Contains(t, r.stdout, "Crawl 1 of http://shop.test/ interrupted")
 	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
@@ -137,7 +141,7 @@ func TestInterruptWhileCrawlingSitemapURLs(t *testing.T) {
 	assert.GreaterOrEqual(t, r.int(t, `SELECT COUNT(*) FROM pages WHERE source = 'sitemap'`), 5, "s0..s4 are kept")
 	assert.Zero(t, s.Count("/llms.txt"), "nothing after the interrupt")
 	assert.Less(t, len(s.Paths()), 20)
-	assert.Zero(t, r.kinds(t)[kSitemapNotCrawled], "an interrupted crawl does not blame the page limit")
+	assert.Zero(t, r.kinds(t)[findings.KindSitemapNotCrawled], "an interrupted crawl does not blame the page limit")
 }
 
 // robots.txt turning unreachable while the sitemap URLs are crawled stops the crawl (exit 3), as it does
@@ -150,36 +154,36 @@ func TestRobotsUnreachableWhileCrawlingSitemapURLs(t *testing.T) {
 		s.Route("/robots.txt", testsite.Response{Body: "User-agent: *\nDisallow:\nSitemap: http://shop.test/sitemap.xml\n", ContentType: "text/plain"},
 			testsite.Response{Status: http.StatusServiceUnavailable})
 		r := audit(t, e, "-gap", "60s", "http://shop.test/") // robots.txt is refreshed after an hour: at the ~60th request
-		require.Equal(t, exitOffLimits, r.code, r)
+		require.Equal(t, crawl.ExitOffLimits, r.code, r)
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt answered HTTP 503 during the crawl, so the whole site is off limits")
 		paths := s.Paths()
 		assert.Equal(t, 2, s.Count("/robots.txt"), "%v", paths)
 		assert.Equal(t, "/robots.txt", paths[len(paths)-1], "nothing is requested after the failed refresh")
 		assert.Greater(t, countNumbered(paths, "/s"), 40, "it stopped in the sitemap phase: %v", paths)
 		assert.Equal(t, []string{"off_limits"}, r.strs(t, `SELECT outcome FROM crawls`))
-		assert.Zero(t, r.kinds(t)[kSitemapNotCrawled])
+		assert.Zero(t, r.kinds(t)[findings.KindSitemapNotCrawled])
 	})
 }
 
 // Sitemap URLs are held in memory until the link crawl is complete, at most sitemapHoldMax of them; the
 // rest are stored in sitemap_urls, not crawled, and the findings say how many.
 func TestSitemapHoldCap(t *testing.T) {
-	defer func(n int) { sitemapHoldMax = n }(sitemapHoldMax)
-	sitemapHoldMax = 5
+	defer func(n int) { findings.SitemapHoldMax = n }(findings.SitemapHoldMax)
+	findings.SitemapHoldMax = 5
 	n, e := loopNet(t)
 	s := n.Add("shop.test")
 	sitemapShop(s, 2, 8, "/l0") // past the cap: crawled anyway, through the link
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	for i := range 8 {
-		assert.Equal(t, b2i(i < 5), s.Count(fmt.Sprintf("/s%d", i)), "/s%d: %v", i, s.Paths())
+		assert.Equal(t, store.B2i(i < 5), s.Count(fmt.Sprintf("/s%d", i)), "/s%d: %v", i, s.Paths())
 	}
 	assert.Equal(t, 1, s.Count("/l0"))
 	assert.Equal(t, 9, r.int(t, `SELECT COUNT(*) FROM sitemap_urls`), "every listed URL is stored")
 	assert.Equal(t, []string{"http://shop.test/s5|4 sitemap entries (this one the first) past the 5 sitemap URLs held for crawling: not crawled unless a link led there"},
-		r.strs(t, `SELECT url || '|' || detail FROM findings WHERE kind = ?`, kSitemapOverHold))
-	assert.Zero(t, r.kinds(t)[kSitemapNotCrawled])
-	assert.Contains(t, r.stdout, kSitemapOverHold)
+		r.strs(t, `SELECT url || '|' || detail FROM findings WHERE kind = ?`, findings.KindSitemapOverHold))
+	assert.Zero(t, r.kinds(t)[findings.KindSitemapNotCrawled])
+	assert.Contains(t, r.stdout, findings.KindSitemapOverHold)
 }
 
 func indexOf(xs []string, x string) int {
@@ -226,7 +230,7 @@ func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
 	www.Robots("User-agent: *\nDisallow:\nSitemap: http://www.shop.test/www-sitemap.xml\n")
 	other.Robots("")
 	other.HTML("/x", page("X"))
-	apex.Page("/private/sitemap.xml", "application/xml", urlset("http://shop.test", "/hidden"))
+	apex.Page("/private/sitemap.xml", "application/xml", demo.Urlset("http://shop.test", "/hidden"))
 	apex.HTML("/hidden", page("Hidden"))
 	www.Page("/www-sitemap.xml", "application/xml",
 		`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://www.shop.test/listed</loc></url>`+
@@ -234,7 +238,7 @@ func TestSitemapsOfBothTwinsObeyScopeAndRobots(t *testing.T) {
 	www.HTML("/listed", page("Listed"))
 	apex.HTML("/", page("Home"))
 	r := audit(t, e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitOK, r.code, r)
+	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 1, www.Count("/www-sitemap.xml"), "the twin's sitemap is read")
 	assert.Equal(t, 1, www.Count("/listed"), "and its URLs crawled")
 	for _, path := range apex.Paths() {
@@ -251,7 +255,7 @@ func TestInterruptDuringSitemapIsNoSitemapError(t *testing.T) {
 	n, e := loopNet(t)
 	s := n.Add("shop.test")
 	s.Robots("Sitemap: http://shop.test/a.xml\nSitemap: http://shop.test/b.xml\n")
-	s.Page("/a.xml", "application/xml", urlset("http://shop.test", "/x"))
+	s.Page("/a.xml", "application/xml", demo.Urlset("http://shop.test", "/x"))
 	ctx, cancel := contextWithCancel(t)
 	s.Handle("/b.xml", func(w http.ResponseWriter, r *http.Request) {
 		cancel() // Ctrl-C while this sitemap is being fetched
@@ -259,8 +263,8 @@ func TestInterruptDuringSitemapIsNoSitemapError(t *testing.T) {
 	})
 	s.HTML("/", page("Home"))
 	r := auditCtx(t, ctx, filepath.Join(t.TempDir(), "a.db"), e, "-gap", "0", "http://shop.test/")
-	require.Equal(t, exitFailure, r.code, r)
+	require.Equal(t, crawl.ExitFailure, r.code, r)
 	assert.Equal(t, []string{"interrupted"}, r.strs(t, `SELECT outcome FROM crawls`))
-	assert.Zero(t, r.kinds(t)[kSitemapError], "%v", r.kinds(t))
+	assert.Zero(t, r.kinds(t)[findings.KindSitemapError], "%v", r.kinds(t))
 	assert.Empty(t, r.strs(t, `SELECT url FROM sitemaps WHERE error IS NOT NULL`))
 }

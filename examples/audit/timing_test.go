@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -52,7 +54,7 @@ func TestDefaultsFourInFlightAndGap(t *testing.T) {
 		s.Robots("User-agent: *\nDisallow:\n")
 		flatSite(s, 30, 2*time.Second)
 		r := audit(t, e, "http://shop.test/") // every setting at its default
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 
 		reqs := n.Requests()
 		require.Len(t, reqs, 33) // robots.txt, /, 30 pages, llms.txt
@@ -70,7 +72,7 @@ func TestCrawlDelayIgnored(t *testing.T) {
 		s.Robots("User-agent: *\nCrawl-delay: 10\nDisallow:\n\nUser-agent: CrawlCove-Crawler\nCrawl-delay: 30\nDisallow:\n")
 		flatSite(s, 10, 0)
 		r := audit(t, e, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		reqs := n.Requests()
 		require.Len(t, reqs, 13)
 		// Instant pages: every start is a 300 ms gap (or two, where the www twin's failed robots.txt
@@ -88,7 +90,7 @@ func TestGapAndConcurrencyFlags(t *testing.T) {
 		s.Robots("")
 		flatSite(s, 40, 4500*time.Millisecond)
 		r := audit(t, e, "-concurrency", "16", "-gap", "1s", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 5, n.MaxInFlight(), "a 4.5 s answer with 1 s between starts overlaps 5 requests")
 		reqs := n.Requests()
 		for i := 1; i < len(reqs); i++ {
@@ -101,7 +103,7 @@ func TestGapAndConcurrencyFlags(t *testing.T) {
 		s.Robots("")
 		flatSite(s, 40, 5*time.Second)
 		r := audit(t, e, "-concurrency", "16", "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 16, n.MaxInFlight())
 	})
 }
@@ -134,7 +136,7 @@ func Test429ScheduleAndLastingSlowdown(t *testing.T) {
 				e.Terminal = func(io.Writer) bool { return true }
 				var out bytes.Buffer
 				code := runEnv(t.Context(), []string{"-db", filepath.Join(t.TempDir(), "a.db"), "http://shop.test/"}, &out, &progress, e)
-				require.Equal(t, exitOK, code, progress.String())
+				require.Equal(t, crawl.ExitOK, code, progress.String())
 
 				var p0 []testsite.Request
 				for _, q := range s.Requests() {
@@ -183,7 +185,7 @@ func Test5xxRetriedWithoutSlowdown(t *testing.T) {
 			flatSite(s, 30, 0)
 			s.Route("/p0", testsite.Response{Status: 503}, testsite.Response{Status: 502}, testsite.Response{Status: 504})
 			r := audit(t, e, "http://shop.test/")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			p0 := attempts(s, "/p0")
 			require.Len(t, p0, 3, "503, 502, 504: retried twice")
 			// 0.5 s then 1 s, plus at most one 300 ms gap: the gate admits waiting requests in arrival
@@ -200,7 +202,7 @@ func Test5xxRetriedWithoutSlowdown(t *testing.T) {
 			}
 			assert.Equal(t, []string{""}, r.strs(t, `SELECT COALESCE(slowed_at, '') FROM crawls`))
 			assert.Equal(t, []string{"3"}, r.strs(t, `SELECT attempts FROM pages WHERE url = 'http://shop.test/p0'`))
-			assert.Equal(t, 1, r.kinds(t)[kBrokenLink])
+			assert.Equal(t, 1, r.kinds(t)[findings.KindBrokenLink])
 		})
 	})
 	t.Run("still four in flight", func(t *testing.T) {
@@ -211,7 +213,7 @@ func Test5xxRetriedWithoutSlowdown(t *testing.T) {
 			flatSite(s, 30, 2*time.Second)
 			s.Route("/p0", testsite.Response{Status: 503})
 			r := audit(t, e, "http://shop.test/")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			p0 := attempts(s, "/p0")
 			require.Len(t, p0, 3)
 			var after []testsite.Request
@@ -235,7 +237,7 @@ func TestTimeout(t *testing.T) {
 			s.HTML("/ok", page("OK"))
 			s.Route("/slow", testsite.Response{Body: "late", Delay: time.Minute})
 			r := audit(t, e, "http://shop.test/")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			var slow testsite.Request
 			for _, q := range s.Requests() {
 				if q.Path == "/slow" {
@@ -245,7 +247,7 @@ func TestTimeout(t *testing.T) {
 			assert.Equal(t, 15*time.Second, slow.End.Sub(slow.Time), "the request is given up after fifteen seconds")
 			assert.Equal(t, 1, s.Count("/slow"), "a timeout is not retried")
 			assert.Equal(t, []string{"timeout"}, r.strs(t, `SELECT error_kind FROM pages WHERE url = 'http://shop.test/slow'`))
-			assert.Equal(t, 1, r.kinds(t)[kBrokenLink])
+			assert.Equal(t, 1, r.kinds(t)[findings.KindBrokenLink])
 		})
 	})
 	t.Run("-timeout 2s, body dripping", func(t *testing.T) {
@@ -256,7 +258,7 @@ func TestTimeout(t *testing.T) {
 			s.HTML("/", page("Home", "/drip"))
 			s.Route("/drip", testsite.Response{Body: page("Drip"), ContentType: "text/html", Drip: 100 * time.Millisecond})
 			r := audit(t, e, "-timeout", "2s", "http://shop.test/")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			var drip testsite.Request
 			for _, q := range s.Requests() {
 				if q.Path == "/drip" {
@@ -278,7 +280,7 @@ func TestDefaultsPageLimitAndGapBound(t *testing.T) {
 		start := time.Now()
 		r := audit(t, e, "http://shop.test/")
 		elapsed := time.Since(start)
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		pages := 0
 		for _, p := range s.Paths() {
 			if p != "/robots.txt" && p != "/llms.txt" {
@@ -302,7 +304,7 @@ func TestRobotsTimeoutIsOffLimits(t *testing.T) {
 		s.HTML("/", page("Home"))
 		start := time.Now()
 		r := audit(t, e, "http://shop.test/")
-		require.Equal(t, exitOffLimits, r.code, r)
+		require.Equal(t, crawl.ExitOffLimits, r.code, r)
 		assert.Equal(t, 15*time.Second, time.Since(start), "robots.txt is given up after the timeout too")
 		assert.Equal(t, []string{"/robots.txt"}, s.Paths())
 		assert.Contains(t, r.stderr, "http://shop.test/robots.txt could not be fetched")
@@ -318,7 +320,7 @@ func TestTwinRobots429SlowsTheRun(t *testing.T) {
 		www.Status("/robots.txt", http.StatusTooManyRequests)
 		flatSite(s, 6, 0)
 		r := audit(t, e, "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		reqs := n.Requests()
 		require.Len(t, reqs, 10, "both robots.txt, /, 6 pages, llms.txt")
 		assert.Equal(t, "www.shop.test /robots.txt", reqs[1].Site+" "+reqs[1].Path)
@@ -326,7 +328,7 @@ func TestTwinRobots429SlowsTheRun(t *testing.T) {
 			assert.GreaterOrEqual(t, reqs[i].Time.Sub(reqs[i-1].Time), 3*time.Second, "before %s", reqs[i].Path)
 		}
 		assert.Equal(t, []string{"http://www.shop.test/robots.txt"}, r.strs(t, `SELECT slowed_by FROM crawls`))
-		assert.Equal(t, 1, r.kinds(t)[kSlowedDown])
+		assert.Equal(t, 1, r.kinds(t)[findings.KindSlowedDown])
 	})
 }
 
@@ -342,7 +344,7 @@ func TestResponseTimeIsTheServersTime(t *testing.T) {
 		s.Route("/b", testsite.Response{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}}},
 			testsite.Response{Body: page("B"), ContentType: "text/html", Delay: 70 * time.Millisecond})
 		r := audit(t, e, "-gap", "2s", "-concurrency", "1", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, []string{
 			"http://shop.test/ 150.0 150.0",
 			"http://shop.test/a 40.0 40.0",

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,7 @@ func TestWordPressProbesOnlyOnWordPress(t *testing.T) {
 		s.Redirect("/?p=1", "/hello-world/", http.StatusMovedPermanently)
 		s.Status("/wp-content/uploads/", 403)
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		assert.Equal(t, 1, s.Count("/wp-json/"))
 		assert.Equal(t, 1, s.Count("/wp-content/uploads/"))
 		assert.Equal(t, 1, s.Count("/?p=1"))
@@ -35,8 +37,8 @@ func TestWordPressProbesOnlyOnWordPress(t *testing.T) {
 			assert.Equal(t, http.MethodGet, q.Method, q.Path)
 		}
 		k := r.kinds(t)
-		assert.Equal(t, 1, k[kWordPress])
-		assert.Equal(t, 4, k[kWordPressProbe])
+		assert.Equal(t, 1, k[findings.KindWordPress])
+		assert.Equal(t, 4, k[findings.KindWordPressProbe])
 		assert.Contains(t, strings.Join(r.strs(t, `SELECT detail FROM findings WHERE kind = 'wordpress_probe'`), "\n"), "Location /hello-world/")
 	})
 	t.Run("not WordPress", func(t *testing.T) {
@@ -46,11 +48,11 @@ func TestWordPressProbesOnlyOnWordPress(t *testing.T) {
 		s.HTML("/", page("Shop", "/a"))
 		s.HTML("/a", page("A"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		for _, p := range probePaths {
 			assert.Equal(t, 0, s.Count(p), p)
 		}
-		assert.Equal(t, 0, r.kinds(t)[kWordPressProbe])
+		assert.Equal(t, 0, r.kinds(t)[findings.KindWordPressProbe])
 	})
 }
 
@@ -63,11 +65,11 @@ func TestWordPressFromAssetsOnly(t *testing.T) {
 		s.Robots("")
 		s.HTML("/", `<html><head><title>Shop</title><script src="/wp-includes/js/jquery/jquery.min.js"></script></head><body><h1>Shop</h1></body></html>`)
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		for _, p := range probePaths {
 			assert.Equal(t, 1, s.Count(p), p)
 		}
-		assert.Equal(t, 1, r.kinds(t)[kWordPress])
+		assert.Equal(t, 1, r.kinds(t)[findings.KindWordPress])
 	})
 	t.Run("a link to another site's wp-content", func(t *testing.T) {
 		n, e := loopNet(t)
@@ -75,7 +77,7 @@ func TestWordPressFromAssetsOnly(t *testing.T) {
 		s.Robots("")
 		s.HTML("/", page("Shop", "https://blog.example/wp-content/uploads/report.pdf"))
 		r := audit(t, e, "-gap", "0", "http://shop.test/")
-		require.Equal(t, exitOK, r.code, r)
+		require.Equal(t, crawl.ExitOK, r.code, r)
 		for _, p := range probePaths {
 			assert.Equal(t, 0, s.Count(p), p)
 		}
@@ -95,13 +97,13 @@ func TestOtherGeneratorsGetNoWordPressProbes(t *testing.T) {
 				`<body><h1>Shop</h1><a href="/index.php?/blog/entry/hello">Hello</a> <a href="/?p=2">Page 2</a></body></html>`)
 			s.HTML("/index.php?/blog/entry/hello", page("Hello"))
 			r := audit(t, e, "-gap", "0", "http://shop.test/")
-			require.Equal(t, exitOK, r.code, r)
+			require.Equal(t, crawl.ExitOK, r.code, r)
 			for _, p := range probePaths {
 				assert.Zero(t, s.Count(p), "%s requested of a %s site: %v", p, gen, s.Paths())
 			}
 			assert.Equal(t, 1, s.Count("/?p=2"), "a link the site itself has is crawled like any other")
 			k := r.kinds(t)
-			assert.Zero(t, k[kWordPress]+k[kWordPressProbe], "%v", k)
+			assert.Zero(t, k[findings.KindWordPress]+k[findings.KindWordPressProbe], "%v", k)
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -186,5 +187,79 @@ func TestUsageErrors(t *testing.T) {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(t.Context(), args, &bytes.Buffer{}, &stderr), "%v", args)
 		assert.Contains(t, stderr.String(), "fleet:")
+	}
+}
+
+// TestOutputWriteErrorFails: a worker whose pages cannot be written
+// (-out /dev/full: every write fails with ENOSPC, as on a full disk)
+// stops with a non-zero exit naming the file, and marks nothing done: its
+// items go back to the queue, and a second worker fetches and records
+// every page.
+func TestOutputWriteErrorFails(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("needs /dev/full")
+	}
+	t.Run("memory", func(t *testing.T) {
+		sites := shopSites(t, 1)
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"-sites", sitesFile(t, sites), "-out", "/dev/full", "-gap", "5ms", "-progress", "0"}, &stdout, &stderr)
+		assert.Equal(t, exitFailure, code, stderr.String())
+		assert.Contains(t, stderr.String(), "writing /dev/full")
+		assert.NotContains(t, stdout.String(), "crawl complete")
+	})
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t, redistest.Options{})
+		sites := shopSites(t, 2)
+		file := sitesFile(t, sites)
+		args := []string{"-sites", file, "-redis", srv.URL(), "-crawl", "full", "-gap", "5ms", "-progress", "0", "-lease", "500ms"}
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), append(args, "-out", "/dev/full"), &stdout, &stderr)
+		require.Equal(t, exitFailure, code, stderr.String())
+		assert.Contains(t, stderr.String(), "writing /dev/full")
+		assert.Contains(t, stderr.String(), "final: 2 sites: 0 done", "nothing marked done that was not written")
+		out := filepath.Join(t.TempDir(), "w2.jsonl")
+		stdout.Reset()
+		stderr.Reset()
+		require.Equal(t, exitOK, run(t.Context(), append(args, "-out", out), &stdout, &stderr), stderr.String())
+		got := keys(t, sites, readPages(t, out))
+		assert.Len(t, got, 7+3, "every page written by the second worker: %v", got)
+		assert.Equal(t, slices.Compact(slices.Clone(got)), got)
+	})
+}
+
+// TestThreeMasterCluster runs the README's fleet on a real 3-master Redis
+// Cluster: two worker processes with -shards 6 and a cluster URL crawl
+// the sites once between them, the shards' keys on all three masters.
+func TestThreeMasterCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
+	sites := shopSites(t, 4)
+	file := sitesFile(t, sites)
+	dir := t.TempDir()
+	var procs []*exec.Cmd
+	var errs []*bytes.Buffer
+	for i := range 2 {
+		cmd := exec.Command(os.Args[0], "-sites", file, "-redis", cl.URL(), "-shards", "6", "-crawl", "shops", "-gap", "20ms",
+			"-workers", "3", "-progress", "0", "-out", filepath.Join(dir, fmt.Sprintf("w%d.jsonl", i)))
+		cmd.Env = append(os.Environ(), mainEnv+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		procs = append(procs, cmd)
+		errs = append(errs, &stderr)
+	}
+	var all []page
+	for i, cmd := range procs {
+		require.NoError(t, cmd.Wait(), "worker %d: %s", i, errs[i])
+		all = append(all, readPages(t, filepath.Join(dir, fmt.Sprintf("w%d.jsonl", i)))...)
+		assert.Contains(t, errs[i].String(), "fleet: final: 4 sites")
+	}
+	got := keys(t, sites, all)
+	assert.Equal(t, slices.Compact(slices.Clone(got)), got, "no page fetched twice")
+	assert.Len(t, got, 7+7+7+3)
+	// The crawl's keys are on every master.
+	for i, m := range cl.Masters {
+		n, err := redis.NewClient(&redis.Options{Addr: m.Addr()}).DBSize(t.Context()).Result()
+		require.NoError(t, err)
+		assert.Positive(t, n, "master %d holds none of the crawl's keys", i)
 	}
 }

@@ -82,7 +82,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	fs.SetOutput(stderr)
 	c := &config{}
 	sites := fs.String("sites", "", "file of start URLs, one per line, each optionally followed by pages=N depth=N inflight=N gap=DURATION")
-	fs.StringVar(&c.redis, "redis", "", "Redis URL shared by the fleet, e.g. redis://127.0.0.1:6379/0; empty: one process, in memory")
+	fs.StringVar(&c.redis, "redis", "", "Redis URL shared by the fleet: redis://127.0.0.1:6379/0 (one Redis), redis://HOST:PORT?cluster=true&addr=HOST2:PORT2 (Redis Cluster), redis://SENTINEL:26379?master_name=NAME&addr=SENTINEL2:26379 (Sentinel); empty: one process, in memory")
 	fs.StringVar(&c.crawl, "crawl", "fleet", "crawl name: workers with the same -redis and -crawl share one crawl")
 	fs.IntVar(&c.workers, "workers", 4, "concurrent fetches in this process")
 	fs.StringVar(&c.out, "out", "", "JSON lines file of this worker's pages (default fleet-<worker>.jsonl)")
@@ -217,7 +217,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fleet: %v\n", err)
 			return exitFailure
 		}
-		defer rc.f.Close()
+		defer rc.close()
 		c, worker = rc, rc.f.Worker()
 	} else {
 		client.Slowdown = &backoff.Slowdown{}
@@ -249,7 +249,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fleet: %v\n", err)
 		return exitFailure
 	}
-	defer out.Close()
+	defer out.Close() // closed and checked below; this covers early returns
 	fmt.Fprintf(stderr, "fleet: worker %s, %d sites, writing %s\n", worker, len(cfg.sites), cfg.out)
 
 	stopProgress := make(chan struct{})
@@ -271,24 +271,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		})
 	}
 
+	// The first error (a page that cannot be written, Redis lost) stops
+	// every fetcher of this worker: a page is marked done only once its
+	// line is written, so the items it held go back to the queue (with
+	// Redis, to other workers when their leases expire).
+	crawlCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mu sync.Mutex
+	var writeErr error
 	enc := json.NewEncoder(out)
+	emit := func(p page) error {
+		p.Worker = worker
+		mu.Lock()
+		defer mu.Unlock()
+		if writeErr == nil {
+			if err := enc.Encode(p); err != nil {
+				writeErr = fmt.Errorf("writing %s: %w", cfg.out, err)
+			}
+		}
+		return writeErr
+	}
 	errc := make(chan error, cfg.workers)
 	for range cfg.workers {
 		go func() {
-			errc <- loop(ctx, c, client, func(p page) {
-				p.Worker = worker
-				mu.Lock()
-				_ = enc.Encode(p)
-				mu.Unlock()
-			})
+			err := loop(crawlCtx, c, client, emit)
+			if err != nil {
+				cancel()
+			}
+			errc <- err
 		}()
 	}
 	var first error
 	for range cfg.workers {
-		if err := <-errc; err != nil && first == nil {
+		if err := <-errc; err != nil && (first == nil || errors.Is(first, context.Canceled) && ctx.Err() == nil) {
 			first = err
 		}
+	}
+	if err := out.Close(); err != nil && first == nil {
+		first = fmt.Errorf("writing %s: %w", cfg.out, err)
 	}
 	close(stopProgress)
 	pwg.Wait()
@@ -304,7 +324,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // loop is the crawl loop, the same for both frontiers.
-func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page)) error {
+func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page) error) error {
 	for {
 		it, err := c.Next(ctx)
 		if errors.Is(err, frontier.ErrComplete) {
@@ -314,6 +334,9 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page))
 			return err
 		}
 		res, ferr := client.Get(ctx, it.URL)
+		if ctx.Err() != nil {
+			return ctx.Err() // stopping: the item is not done, it goes back to the queue
+		}
 		p := page{URL: it.URL, Final: res.FinalURL, Status: res.Status, Depth: it.Depth, From: it.From,
 			Bytes: len(res.Body), TTFBms: float64(res.TTFB.Microseconds()) / 1000, Fetched: time.Now().UTC().Format(time.RFC3339Nano)}
 		if p.Final == p.URL {
@@ -328,7 +351,9 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page))
 			}
 		}
 		p.Links = len(links)
-		emit(p)
+		if err := emit(p); err != nil {
+			return err // not finished: the item goes back to the queue
+		}
 		if err := c.finish(ctx, it, ferr, links); err != nil {
 			if errors.Is(err, redisfrontier.ErrLeaseLost) {
 				continue // reported by the frontier's log; the page may be fetched again
@@ -339,14 +364,17 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page))
 }
 
 // redisCrawler is a worker of a fleet on Redis.
-type redisCrawler struct{ f *redisfrontier.Frontier }
+type redisCrawler struct {
+	f   *redisfrontier.Frontier
+	rdb redis.UniversalClient
+}
 
 func newRedisCrawler(ctx context.Context, cfg *config, client *fetch.Client) (*redisCrawler, error) {
-	opt, err := redis.ParseURL(cfg.redis)
+	// One Redis, a Redis Cluster or Sentinel, as the URL says.
+	rdb, err := redisfrontier.NewClient(cfg.redis)
 	if err != nil {
 		return nil, fmt.Errorf("-redis: %w", err)
 	}
-	rdb := redis.NewClient(opt)
 	rc := redisfrontier.DefaultConfig(cfg.crawl)
 	rc.Shards, rc.Lease, rc.Client = cfg.shards, cfg.lease, client
 	f, err := redisfrontier.New(ctx, rdb, rc)
@@ -354,7 +382,13 @@ func newRedisCrawler(ctx context.Context, cfg *config, client *fetch.Client) (*r
 		rdb.Close()
 		return nil, err
 	}
-	return &redisCrawler{f: f}, nil
+	return &redisCrawler{f: f, rdb: rdb}, nil
+}
+
+// close stops the worker's frontier and closes its Redis client.
+func (r *redisCrawler) close() {
+	_ = r.f.Close()
+	_ = r.rdb.Close()
 }
 
 func (r *redisCrawler) Next(ctx context.Context) (frontier.Item, error) { return r.f.Next(ctx) }

@@ -47,7 +47,7 @@ func site(t *testing.T) *httptest.Server {
 
 func TestResultPage(t *testing.T) {
 	srv := site(t)
-	c := &fetch.Client{UserAgent: "PageTest/1.0"}
+	c := &fetch.Client{UserAgent: "PageTest/1.0", Gate: fetch.NoLimits{}}
 	res, err := c.Get(context.Background(), srv.URL+"/old")
 	require.NoError(t, err)
 	p, err := res.Page()
@@ -68,7 +68,7 @@ func TestResultPage(t *testing.T) {
 
 func TestResultPageTruncatedBody(t *testing.T) {
 	srv := site(t)
-	c := &fetch.Client{UserAgent: "PageTest/1.0", MaxBodyBytes: 2000}
+	c := &fetch.Client{UserAgent: "PageTest/1.0", MaxBodyBytes: 2000, Gate: fetch.NoLimits{}}
 	res, err := c.Get(context.Background(), srv.URL+"/big")
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
@@ -81,7 +81,7 @@ func TestResultPageTruncatedBody(t *testing.T) {
 
 func TestResultPageErrors(t *testing.T) {
 	srv := site(t)
-	c := &fetch.Client{UserAgent: "PageTest/1.0"}
+	c := &fetch.Client{UserAgent: "PageTest/1.0", Gate: fetch.NoLimits{}}
 	ctx := context.Background()
 
 	res, err := c.Get(ctx, srv.URL+"/logo.png")

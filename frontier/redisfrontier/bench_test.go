@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func commandCalls(b *testing.B, ctx context.Context, rdb redisUniversal) (ops, s
 // how many requests per page missed their start window (admitted again or
 // recorded late, each one more round trip). Sites have no gap, or 20 ms.
 func BenchmarkCrawlPage(b *testing.B) {
-	for _, gap := range []time.Duration{0, 20 * time.Millisecond} {
+	for _, gap := range []time.Duration{0, 20 * time.Millisecond, 300 * time.Millisecond} {
 		b.Run("gap="+gap.String(), func(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
@@ -63,6 +64,23 @@ func BenchmarkCrawlPage(b *testing.B) {
 				}
 				ops0, us0 := commandCalls(b, ctx, rdb)
 				rt0 := w.f.RoundTrips()
+				// Count the wake-ups: 'n' ones send Next's waiters back to
+				// Redis, the others only Acquire's and lock waiters.
+				ps := rdb.Subscribe(ctx, "polite:bench:wake")
+				_, err := ps.Receive(ctx)
+				require.NoError(b, err)
+				var wakeN, wakeOther atomic.Int64
+				counted := make(chan struct{})
+				go func() {
+					defer close(counted)
+					for m := range ps.Channel() {
+						if m.Payload == "n" {
+							wakeN.Add(1)
+						} else {
+							wakeOther.Add(1)
+						}
+					}
+				}()
 				b.StartTimer()
 				var n int
 				var mu sync.Mutex
@@ -76,6 +94,11 @@ func BenchmarkCrawlPage(b *testing.B) {
 				b.ReportMetric(float64(ops1-ops0)/float64(n), "redis-ops/page")
 				b.ReportMetric(float64(st.Readmitted+st.LateStarts)/float64(n), "late/page")
 				b.ReportMetric(float64(n), "pages")
+				time.Sleep(20 * time.Millisecond) // the last messages
+				ps.Close()
+				<-counted
+				b.ReportMetric(float64(wakeN.Load())/float64(n), "next-wakeups/page")
+				b.ReportMetric(float64(wakeOther.Load())/float64(n), "other-wakeups/page")
 				b.StartTimer()
 			}
 		})

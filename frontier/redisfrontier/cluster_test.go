@@ -46,12 +46,18 @@ func TestClusterShards(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5*13, st.Done)
 	assert.Equal(t, 5, st.Sites)
-	// The keys really are spread over several slots.
-	slots := map[int64]bool{}
-	for i := range 4 {
-		n, err := rdb.ClusterKeySlot(ctx, "polite:{cluster/"+string(rune('0'+i))+"}:g").Result()
+	// The keys really are spread over several slots, one per quarter of
+	// the slot space (so over the masters of a cluster made by redis-cli
+	// --cluster create, which gives them equal ranges), and the server
+	// computes the same slots as the Frontier.
+	tags := w.f.Shards()
+	require.Len(t, tags, 4)
+	for i, tg := range tags {
+		n, err := rdb.ClusterKeySlot(ctx, "polite:{"+tg+"}:g").Result()
 		require.NoError(t, err)
-		slots[n] = true
+		assert.True(t, int64(i)*4096 <= n && n < int64(i+1)*4096, "shard %d (%s) in slot %d", i, tg, n)
+		keys, err := rdb.ClusterGetKeysInSlot(ctx, int(n), 10).Result()
+		require.NoError(t, err)
+		assert.NotEmpty(t, keys, "shard %d's keys are in slot %d", i, n)
 	}
-	assert.Len(t, slots, 4)
 }

@@ -77,12 +77,17 @@
 // ErrLateStart. Every request admitted and every late start can be
 // logged (Config.Logger), on the Redis clock.
 //
-// Waiters are woken by a publish on the crawl's channel whenever a script
-// frees capacity or queues work, and otherwise sleep exactly until the
-// time the script named (the next gap, the next lease expiry): there is no
-// polling interval. A release rides on the worker's next call (usually the
-// Finish that follows a fetch) or goes alone after 2 ms; meanwhile the
-// slot still counts, on the polite side.
+// Waiters are woken by a publish on the crawl's channel when a script
+// makes something possible sooner than waiters were told — a site ready
+// earlier than before ('n', for Next), a slot freed at a site that was at
+// its in-flight limit ('w', for Acquire) — and otherwise sleep exactly
+// until the time the script named (the next gap, the next lease expiry):
+// there is no polling interval. In each worker one caller of Next at a
+// time asks Redis and waits; the others queue behind it, and with one
+// shard the reply that hands out an item says when the next may go, so
+// idle fetchers cost no calls. A release rides on the worker's next call
+// (usually the Finish that follows a fetch) or goes alone after 2 ms;
+// meanwhile the slot still counts, on the polite side.
 //
 // A page costs three round trips: Next, Acquire, and Finish, which adds
 // the page's links and marks it done in one call (Add per link and Done
@@ -127,7 +132,10 @@
 //
 // Every key of a crawl starts with "polite:{<crawl>}:" — one hash tag, so
 // one Cluster slot — or, with Config.Shards = N > 1, "polite:{<crawl>/<i>}:"
-// where i is the xxhash of the site modulo N. A site, its hosts, queues,
+// (or "{<crawl>/<i>.<k>}", see Frontier.Shards) where i is the xxhash of
+// the site modulo N; shard i's tag falls in the i-th of N equal bands of
+// the 16384 slots, so the shards split evenly over masters that own equal
+// slot ranges. A site, its hosts, queues,
 // seen buckets, leases and robots entries all live in one shard, and
 // every script touches one shard only, so the crawl spreads over N slots
 // and hence over the cluster's masters; give N a few times the number of
@@ -144,22 +152,47 @@
 // state is gone; every call then fails with ErrStateLost rather than
 // starting the crawl over and fetching pages again.
 //
+// On Redis Cluster (NewClient with a cluster URL), a call that fails
+// because a master died, or with CLUSTERDOWN, TRYAGAIN or LOADING while
+// its replica is promoted, makes the client reload the slot map and is
+// retried within the same Outage. Replication is asynchronous, so a
+// promoted replica may lack the dead master's last writes, among them
+// admissions: every admitting script compares the serving master's run
+// id with the one recorded in the shard and, when it changed, fences the
+// shard — no site of it is admitted until its gap has passed since the
+// change (FleetStats.Fences) — so the gap holds at every site across a
+// failover (the in-flight count is not fenced: a request admitted in the
+// lost moments and still running is unknown to the new master, so its
+// site may have one more in flight until it ends). A retried Acquire
+// whose first reply was lost finds its slot in and admits nothing twice. A hand-out or a done mark lost with the
+// master comes back after the item's lease: such an item is fetched once
+// more; at most the items handed out or finished in the replication lag
+// before the crash (none in the failover test). Resharding: calls follow
+// ASK and MOVED; every script first touches a key that never exists,
+// which a master whose slot is migrating away refuses, so the script
+// fails before writing anything and is retried on the slot's new master.
+// Move each slot's keys in one MIGRATE (redis-cli --cluster reshard
+// --cluster-pipeline larger than a slot's keys), so that no script sees
+// part of a shard on each side.
+//
 // # Figures
 //
 // Measured with the benchmarks of this package on a 2-core machine shared
-// with other jobs (load average 2 to 22, so times swing), Redis 7.0 on
-// loopback: 3.03 round trips and 79 Redis commands (inside scripts) per
-// page, 160–280 µs of Redis script time per page, no request missing its
-// start window (sites with no gap; with a 20 ms gap 5.2–6.6 round trips
-// per page, the extra ones a worker's idle goroutines asking Next again
-// after a wait, 4.3–5.1 before admissions were spaced by the window, and
-// still none late); with 1, 2 and 4 workers (20 sites answering in 50 ms,
-// gap 0, 4 goroutines per worker) 75, 145–149 and 280–291 pages/s (3.7–3.8×,
-// three runs at load 1.4–3.6; earlier 71, 110, 266 and 73, 137, 235 at
-// load 7–22); at 1,000,000 URLs (1,000 sites), 9.3 bytes per seen URL
-// (MEMORY USAGE of the seen sets; no bucket past the intset limit) and 91
-// bytes per queued URL (the URL and the page it was found on, about 80
-// bytes of text here), 95 bytes per URL of used_memory in all.
+// with other jobs (load average 1 to 22, so times swing), Redis 7.0 on
+// loopback (examples/fleet/README.md has the tables and the commands):
+// 3.02–3.05 round trips and 91 Redis commands (inside scripts) per page
+// with one shard, at gaps of 0, 20 ms and 300 ms alike (5.2–6.6 and
+// 4.7–5.1 at 20 and 300 ms before Next had one asker per worker and
+// hand-outs said when the next may go), 0.015–0.065 wake-ups per page,
+// no request missing its start window; 180–390 µs of Redis CPU per page
+// on a cluster of 1 to 3 masters; an idle worker's visit of 16, 64 and
+// 256 shards 0.7, 2.4 and 22–26 ms; a frontier of 100,000 sites and
+// 10,000,000 URLs generated through the API: 798 bytes per site, 9.8 per
+// seen URL, 93 per queued URL (the URL and the page it was found on,
+// about 80 bytes of text), 108 per URL of used_memory in all (at
+// 1,000,000 URLs, 10 per site: 18.4, 128 and 198); with 1, 2 and 4
+// workers (20 sites answering in 50 ms, gap 0, 4 goroutines per worker)
+// 75, 145–149 and 280–291 pages/s (3.7–3.8×, load 1.4–3.6).
 //
 // The start window, in the fleet test (4 worker processes under -race, 20
 // sites, gap 50 ms, load 2–10, about 20 runs): without it a request

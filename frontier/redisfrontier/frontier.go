@@ -45,6 +45,12 @@ type Frontier struct {
 	seq atomic.Uint64
 	rr  atomic.Uint64
 
+	// Next: one caller at a time asks Redis and waits (a token); what the
+	// last hand-out said about the next one. Both used by the holder only.
+	asker    chan struct{}
+	hint     nextHint
+	lastNext time.Duration
+
 	// RoundTrips counts the Redis calls this Frontier made (a pipelined
 	// batch counts once); for benchmarks and progress displays.
 	roundTrips atomic.Int64
@@ -138,6 +144,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 		pending:  make([][]string, cfg.Shards),
 		drops:    make(map[frontier.Outcome]int),
 		flush:    make(chan struct{}, 1),
+		asker:    make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		startWin: cfg.StartWindow,
 		admits:   make(map[string][]admission),
@@ -407,6 +414,7 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 		if !retryable(err) {
 			return nil, fmt.Errorf("redisfrontier: %w", err)
 		}
+		f.reloadSlots()
 		if deadline.IsZero() {
 			deadline = time.Now().Add(f.outage)
 		}
@@ -437,6 +445,7 @@ func (f *Frontier) retry(ctx context.Context, op func() error) error {
 		if err == nil || errors.Is(err, redis.Nil) || ctx.Err() != nil || !retryable(err) {
 			return err
 		}
+		f.reloadSlots()
 		if deadline.IsZero() {
 			deadline = time.Now().Add(f.outage)
 		}
@@ -455,18 +464,31 @@ func (f *Frontier) retry(ctx context.Context, op func() error) error {
 	}
 }
 
+// reloadSlots makes a cluster client ask the cluster again which master
+// serves which slot, after a failure that a failover or resharding may
+// explain: the master it knew may be dead, its replica promoted.
+func (f *Frontier) reloadSlots() {
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+}
+
 // retryable reports whether err may go away when Redis comes back: a
-// network error, or a server that is loading or failing over.
+// network error, a server that is loading or failing over (a replica
+// being promoted), or a slot in the middle of a migration to another
+// master. Every script touches a key that does not exist before it writes
+// anything (see prelude), so a script refused during a migration has
+// changed nothing and is safely run again.
 func retryable(err error) bool {
 	var re redis.Error
 	if errors.As(err, &re) {
 		msg := re.Error()
-		for _, p := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY"} {
+		for _, p := range []string{"LOADING", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "ASK", "MOVED"} {
 			if strings.HasPrefix(msg, p) {
 				return true
 			}
 		}
-		return false
+		return strings.Contains(msg, "non local key")
 	}
 	return !errors.Is(err, redis.ErrClosed)
 }
@@ -561,20 +583,72 @@ var errWait = errors.New("wait")
 // frontier.ErrComplete once nothing is queued or handed out anywhere in
 // the crawl, ErrStateLost if the crawl's state vanished from Redis,
 // ErrUnavailable after a long outage, or ctx's error.
+//
+// One caller per Frontier at a time asks Redis and, when nothing may go
+// yet, waits — for the time Redis named or a wake-up that may bring
+// something sooner; the others queue behind it instead of each asking
+// again. With one shard, the reply that hands out an item also says when
+// the next may go, and the next caller waits until then without asking.
+// So a fleet of idle fetchers costs one call per item handed out, plus
+// one per wake-up.
 func (f *Frontier) Next(ctx context.Context) (frontier.Item, error) {
+	select {
+	case f.asker <- struct{}{}:
+	case <-ctx.Done():
+		return frontier.Item{}, fmt.Errorf("redisfrontier: waiting for the next URL: %w", ctx.Err())
+	}
+	defer func() { <-f.asker }()
 	for {
-		gen := f.wake.snapshot()
-		it, wait, err := f.nextOnce(ctx)
-		if err != errWait {
-			return it, err
+		gen := f.wake.snapshotNext()
+		wait, hinted := f.hint.remaining(gen)
+		if !hinted {
+			var it frontier.Item
+			var next time.Duration
+			var err error
+			it, wait, next, err = f.nextOnce(ctx)
+			if err == nil && next >= 0 && len(f.tags) == 1 {
+				f.hint = nextHint{set: true, gen: gen, until: time.Now().Add(next), forever: next == 0}
+			}
+			if err != errWait {
+				return it, err
+			}
 		}
-		if err := f.wake.wait(ctx, gen, wait); err != nil {
+		if err := f.wake.waitNext(ctx, gen, wait); err != nil {
 			return frontier.Item{}, fmt.Errorf("redisfrontier: waiting for the next URL: %w", err)
 		}
 	}
 }
 
-func (f *Frontier) nextOnce(ctx context.Context) (frontier.Item, time.Duration, error) {
+// nextHint is what the last hand-out said about the next: nothing may go
+// before until (or, forever, before a wake-up), as long as no wake-up
+// came after the snapshot gen. Used by the holder of Frontier.asker only.
+type nextHint struct {
+	set     bool
+	gen     uint64
+	until   time.Time
+	forever bool
+}
+
+// remaining returns how long to wait without asking, if the hint holds.
+func (h nextHint) remaining(gen uint64) (time.Duration, bool) {
+	if !h.set || h.gen != gen {
+		return 0, false
+	}
+	if h.forever {
+		return 0, true
+	}
+	d := time.Until(h.until)
+	return d, d > 0
+}
+
+// nextOnce asks every shard in turn for an item; next is the shard's hint
+// about the following one (-1: none).
+func (f *Frontier) nextOnce(ctx context.Context) (it frontier.Item, wait, next time.Duration, err error) {
+	it, wait, err = f.nextScan(ctx)
+	return it, wait, f.lastNext, err
+}
+
+func (f *Frontier) nextScan(ctx context.Context) (frontier.Item, time.Duration, error) {
 	n := len(f.tags)
 	first := int(f.rr.Add(1) % uint64(n))
 	var pushes []int64
@@ -588,6 +662,12 @@ func (f *Frontier) nextOnce(ctx context.Context) (frontier.Item, time.Duration, 
 			}
 			switch res[0] {
 			case "ITEM":
+				f.lastNext = -1
+				if len(res) > 5 {
+					if us := toInt(res[5]); us >= 0 {
+						f.lastNext = time.Duration(us) * time.Microsecond
+					}
+				}
 				return f.item(i, res), 0, nil
 			case "WAIT":
 				d := time.Duration(toInt(res[1])) * time.Microsecond

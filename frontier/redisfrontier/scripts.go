@@ -43,11 +43,19 @@ import (
 const prelude = `
 local G = KEYS[1]
 local P = string.sub(G, 1, #G - 1)
+-- A key that never exists: on a master whose slot is migrating away, a
+-- script may not touch a missing key of the slot, and this one fails here,
+-- before any write, rather than halfway (the call is retried; see
+-- retryable).
+redis.call('EXISTS', P .. 'absent')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if redis.call('HGET', G, 'id') ~= ARGV[1] then return {'LOST'} end
 local LEASE = tonumber(ARGV[2])
-local wake = false
+-- wake: publish a wake-up ('w') for every waiter (a slot freed, a lock
+-- released...); wakeN: publish 'n', which wakes Next's waiters too,
+-- because a URL may be handed out sooner than they were told.
+local wake, wakeN = false, false
 local function num(x) return tonumber(x) or 0 end
 local gs = redis.call('HMGET', G, 'maxif', 'gap', 'slowed', 'sdif', 'sdgap', 'startwin')
 local MAXIF, GAP = num(gs[1]), num(gs[2])
@@ -79,12 +87,17 @@ local function ulimits(hif, hgap, slowed)
   return hif, spaced(hgap)
 end
 
--- ready puts u in, out of, or at its place in the ready schedule.
+-- ready puts u in, out of, or at its place in the ready schedule. Only a
+-- unit that becomes ready sooner than before wakes Next's waiters: one
+-- pushed later, or removed, changes nothing they wait for.
 local function ready(u)
   local v = redis.call('HMGET', ukey(u), 'queued', 'out', 'hif', 'hgap', 'slowed', 'last', 'lasth')
   local hif, hgap = ulimits(v[3], v[4], v[5])
   if num(v[1]) > 0 and num(v[2]) < hif then
-    redis.call('ZADD', P .. 'ready', math.max(num(v[6]), num(v[7])) + hgap, u)
+    local at = math.max(num(v[6]), num(v[7])) + hgap
+    local old = redis.call('ZSCORE', P .. 'ready', u)
+    if not old or at < tonumber(old) then wakeN = true end
+    redis.call('ZADD', P .. 'ready', at, u)
   else
     redis.call('ZREM', P .. 'ready', u)
   end
@@ -101,7 +114,6 @@ local function push(u, d, e, front)
   redis.call('HINCRBY', K, 'queued', 1)
   redis.call('HINCRBY', G, 'queued', 1)
   ready(u)
-  wake = true
 end
 
 -- split3 splits "a\0b\0rest".
@@ -136,19 +148,25 @@ local function reap()
       redis.call('HINCRBY', G, 'inflight', -1)
       redis.call('HINCRBY', G, 'slotsexpired', 1)
       wake = true
+      if MAXIF > 0 then wakeN = true end
     end
   end
 end
 
+-- release frees in-flight slots. Only a site that was at its in-flight
+-- limit, or a run-wide limit, can have a request waiting for the slot:
+-- other releases wake nobody (a PUBLISH reaches every node of a cluster).
 local function release(ids)
   for id in string.gmatch(ids, '%S+') do
     local u = redis.call('HGET', P .. 'slot', id)
     if u then
       redis.call('ZREM', P .. 'slots', id)
       redis.call('HDEL', P .. 'slot', id)
+      local v = redis.call('HMGET', ukey(u), 'inflight', 'hif', 'slowed')
+      if num(v[1]) >= ulimits(v[2], 0, v[3]) then wake = true end
       redis.call('HINCRBY', ukey(u), 'inflight', -1)
       redis.call('HINCRBY', G, 'inflight', -1)
-      wake = true
+      if MAXIF > 0 then wake, wakeN = true, true end
     end
   end
 end
@@ -168,8 +186,30 @@ local function expwait()
   return w
 end
 
+-- fence returns the moment from which every admission of the shard must
+-- keep its gaps anew because the master serving it changed (a replica
+-- promoted, a restart): admissions the old master made in its last
+-- moments may not have reached this one, so this one cannot know when
+-- those requests started. 0 while the master is the one that made them.
+local function fence()
+  local rid = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+  local v = redis.call('HMGET', G, 'node', 'fence')
+  if v[1] == rid then return num(v[2]) end
+  if v[1] == false then
+    redis.call('HSET', G, 'node', rid)
+    return num(v[2])
+  end
+  redis.call('HSET', G, 'node', rid, 'fence', now)
+  redis.call('HINCRBY', G, 'fences', 1)
+  return now
+end
+
 local function finish(res)
-  if wake then redis.call('PUBLISH', ARGV[5], 'w') end
+  if wakeN then
+    redis.call('PUBLISH', ARGV[5], 'n')
+  elseif wake then
+    redis.call('PUBLISH', ARGV[5], 'w')
+  end
   return res
 end
 
@@ -181,20 +221,28 @@ release(ARGV[3])
 `
 
 // nextScript hands out the item of the unit that may start soonest.
-// Reply: {'ITEM', lease, unit, depth, entry} | {'WAIT', µs (0: until woken)}
+// Reply: {'ITEM', lease, unit, depth, entry, next} (next: µs until the
+// next item may be handed out, 0 until woken, -1 now) | {'WAIT', µs (0: until woken)}
 // | {'DONE', pushes} | {'LOST'}.
 const nextScript = `
-local g = redis.call('HMGET', G, 'queued', 'out', 'inflight', 'last', 'lasth', 'pushes')
-if num(g[1]) == 0 then
-  if num(g[2]) == 0 then return finish({'DONE', num(g[6])}) end
-  return finish({'WAIT', expwait()})
+-- avail says whether an item may be handed out now: 'GO' with the unit,
+-- 'WAIT' with µs (0: until woken), or 'DONE' with the push count.
+local function avail()
+  local g = redis.call('HMGET', G, 'queued', 'out', 'inflight', 'last', 'lasth', 'pushes')
+  if num(g[1]) == 0 then
+    if num(g[2]) == 0 then return 'DONE', num(g[6]) end
+    return 'WAIT', expwait()
+  end
+  if MAXIF > 0 and (num(g[2]) >= MAXIF or num(g[3]) >= MAXIF) then return 'WAIT', expwait() end
+  local top = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
+  if not top[1] then return 'WAIT', expwait() end
+  local at = math.max(math.max(num(g[4]), num(g[5])) + GAPS, tonumber(top[2]))
+  if at > now then return 'WAIT', at - now end
+  return 'GO', top[1]
 end
-if MAXIF > 0 and (num(g[2]) >= MAXIF or num(g[3]) >= MAXIF) then return finish({'WAIT', expwait()}) end
-local top = redis.call('ZRANGE', P .. 'ready', 0, 0, 'WITHSCORES')
-if not top[1] then return finish({'WAIT', expwait()}) end
-local at = math.max(math.max(num(g[4]), num(g[5])) + GAPS, tonumber(top[2]))
-if at > now then return finish({'WAIT', at - now}) end
-local u = top[1]
+local st, x = avail()
+if st ~= 'GO' then return finish({st, x}) end
+local u = x
 local K = ukey(u)
 local v = redis.call('HMGET', K, 'mind', 'maxd')
 local d, maxd = num(v[1]), num(v[2])
@@ -222,7 +270,11 @@ redis.call('HSET', G, 'lasth', now)
 redis.call('HINCRBY', G, 'queued', -1)
 redis.call('HINCRBY', G, 'out', 1)
 ready(u)
-return finish({'ITEM', id, u, d, e})
+-- When the next item may go, so that the worker's other fetchers wait
+-- without asking (-1: now).
+local st2, w = avail()
+if st2 == 'GO' then w = -1 end
+return finish({'ITEM', id, u, d, e, w})
 `
 
 // acquireScript admits one request to a unit. ARGV[7] unit, [8] slot id,
@@ -237,10 +289,14 @@ if not v[2] then
   redis.call('SADD', P .. 'units', u)
   v[2], v[3] = ARGV[9], ARGV[10]
 end
+-- A retry of a call whose reply was lost (a failover) admits nothing
+-- twice: the slot is in already.
+if redis.call('HEXISTS', P .. 'slot', ARGV[8]) == 1 then return finish({'OK', num(v[5])}) end
 local hif, hgap = ulimits(v[2], v[3], v[4])
 local g = redis.call('HMGET', G, 'inflight', 'last')
 if num(v[1]) >= hif or (MAXIF > 0 and num(g[1]) >= MAXIF) then return finish({'WAIT', expwait()}) end
-local at = math.max(num(g[2]) + GAPS, num(v[5]) + hgap)
+local F = fence()
+local at = math.max(math.max(num(g[2]), F) + GAPS, math.max(num(v[5]), F) + hgap)
 if at > now then return finish({'WAIT', at - now}) end
 redis.call('ZADD', P .. 'slots', now + LEASE, ARGV[8])
 redis.call('HSET', P .. 'slot', ARGV[8], u)
@@ -269,7 +325,8 @@ if not v[1] then
   v[1], v[2] = ARGV[8], ARGV[9]
 end
 local _, hgap = ulimits(v[1], v[2], v[3])
-local at = math.max(num(redis.call('HGET', G, 'last')) + GAPS, num(v[4]) + hgap)
+local F = fence()
+local at = math.max(math.max(num(redis.call('HGET', G, 'last')), F) + GAPS, math.max(num(v[4]), F) + hgap)
 if at > now then return finish({'WAIT', at - now}) end
 redis.call('HSET', K, 'last', now)
 redis.call('HINCRBY', K, 'readmits', 1)
@@ -410,7 +467,11 @@ elseif id ~= '' then
     redis.call('HINCRBY', G, 'out', -1)
     redis.call('HINCRBY', G, field, 1)
     ready(u)
-    wake = true
+    -- Next's waiters care when the run-wide limit frees a place, and
+    -- when the last item is done (the crawl may be complete).
+    if MAXIF > 0 then wakeN = true end
+    local g = redis.call('HMGET', G, 'queued', 'out')
+    if num(g[1]) == 0 and num(g[2]) == 0 then wakeN = true end
     res[2] = 'OK'
   end
 end

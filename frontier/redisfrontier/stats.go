@@ -29,6 +29,11 @@ type FleetStats struct {
 	// write): each was recorded as a start at the moment its worker
 	// reported it, so later admissions keep the gap from it.
 	LateStarts int
+	// Fences counts shards whose serving master changed under the crawl
+	// (a replica promoted, a restart): each admitted nothing more until
+	// every site's gap had passed since the change, since requests the old
+	// master admitted just before may not have reached the new one.
+	Fences int
 	// Sites is the number of sites started.
 	Sites int
 	// SlowdownURL and SlowdownAt say what tripped the crawl-wide slowdown,
@@ -84,6 +89,7 @@ func (f *Frontier) fleetStats(ctx context.Context, hosts bool) (FleetStats, erro
 		fs.SlotsExpired += atoi(g["slotsexpired"])
 		fs.Readmitted += atoi(g["readmits"])
 		fs.LateStarts += atoi(g["latestarts"])
+		fs.Fences += atoi(g["fences"])
 		fs.SlowedSites += atoi(g["slowedunits"])
 		fs.Sites += atoi(g["sites"])
 		if g["slowed"] == "1" {

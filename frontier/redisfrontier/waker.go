@@ -14,7 +14,10 @@ import (
 // item or slot freed, a URL queued, a slowdown tripped, a lock released);
 // every waiter of this process then looks again. A waiter takes a
 // snapshot of the generation before its Redis call, so a message that
-// arrives between the call and the wait is not missed.
+// arrives between the call and the wait is not missed. Next's waiters
+// listen to a second bell, rung only by 'n' messages (a URL may be handed
+// out sooner than they were told) and by reconnections: a slot freed or a
+// lock released does not send every idle fetcher back to Redis.
 type waker struct {
 	ps     *redis.PubSub
 	onSite func()
@@ -23,9 +26,21 @@ type waker struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
-	gen     uint64
-	ch      chan struct{}
+	all     bell // every message
+	next    bell // 'n' messages
 	healthy bool
+}
+
+// bell is a generation counter with a channel closed at each ring.
+type bell struct {
+	gen uint64
+	ch  chan struct{}
+}
+
+func (b *bell) ring() {
+	b.gen++
+	close(b.ch)
+	b.ch = make(chan struct{})
 }
 
 // unhealthyWait bounds waits while the subscription is down (Redis
@@ -40,7 +55,7 @@ func startWaker(ctx context.Context, rdb redis.UniversalClient, channel string, 
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	w := &waker{ps: ps, onSite: onSite, log: log, cancel: cancel, done: make(chan struct{}),
-		ch: make(chan struct{}), healthy: true}
+		all: bell{ch: make(chan struct{})}, next: bell{ch: make(chan struct{})}, healthy: true}
 	go w.loop(rctx)
 	return w, nil
 }
@@ -56,7 +71,7 @@ func (w *waker) loop(ctx context.Context) {
 		if err != nil {
 			// The connection broke; the next Receive reconnects and
 			// resubscribes. Until then waits are bounded.
-			w.bump(false)
+			w.bump(false, true)
 			t := time.NewTimer(pause)
 			select {
 			case <-t.C:
@@ -70,40 +85,57 @@ func (w *waker) loop(ctx context.Context) {
 		pause = 50 * time.Millisecond
 		switch m := msg.(type) {
 		case *redis.Subscription:
-			w.bump(true) // (re)subscribed: messages may have been missed
+			w.bump(true, true) // (re)subscribed: messages may have been missed
 		case *redis.Message:
 			if m.Payload == "s" && w.onSite != nil {
 				w.onSite()
 			}
-			w.bump(true)
+			w.bump(true, m.Payload == "n")
 		}
 	}
 }
 
-func (w *waker) bump(healthy bool) {
+func (w *waker) bump(healthy, next bool) {
 	w.mu.Lock()
-	w.gen++
 	w.healthy = healthy
-	close(w.ch)
-	w.ch = make(chan struct{})
+	w.all.ring()
+	if next {
+		w.next.ring()
+	}
 	w.mu.Unlock()
 }
 
 func (w *waker) snapshot() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.gen
+	return w.all.gen
+}
+
+// snapshotNext is snapshot for Next's waiters.
+func (w *waker) snapshotNext() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next.gen
 }
 
 // wait returns when a wake-up came after the snapshot gen, after d (0:
 // no timeout), or with ctx's error.
 func (w *waker) wait(ctx context.Context, gen uint64, d time.Duration) error {
+	return w.waitOn(ctx, &w.all, gen, d)
+}
+
+// waitNext is wait for Next's waiters, woken by 'n' messages only.
+func (w *waker) waitNext(ctx context.Context, gen uint64, d time.Duration) error {
+	return w.waitOn(ctx, &w.next, gen, d)
+}
+
+func (w *waker) waitOn(ctx context.Context, b *bell, gen uint64, d time.Duration) error {
 	w.mu.Lock()
-	if w.gen != gen {
+	if b.gen != gen {
 		w.mu.Unlock()
 		return ctx.Err()
 	}
-	ch, healthy := w.ch, w.healthy
+	ch, healthy := b.ch, w.healthy
 	w.mu.Unlock()
 	if !healthy && (d <= 0 || d > unhealthyWait) {
 		d = unhealthyWait

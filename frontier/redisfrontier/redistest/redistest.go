@@ -29,8 +29,14 @@ type Options struct {
 	AppendOnly bool
 	// Cluster starts the server in cluster mode as a one-node cluster that
 	// owns all 16384 slots, so scripts that touch keys of two slots fail
-	// with CROSSSLOT as they would on a real cluster.
+	// with CROSSSLOT as they would on a real cluster. (StartCluster starts
+	// a cluster of several nodes.)
 	Cluster bool
+
+	// node: a cluster node that StartCluster joins to others (no slots of
+	// its own yet).
+	node        bool
+	nodeTimeout time.Duration
 }
 
 // Server is a running redis-server.
@@ -59,7 +65,11 @@ func Start(t testing.TB, opts Options) *Server {
 	s := &Server{t: t, opts: opts, bin: bin, dir: t.TempDir()}
 	var last error
 	for range 5 { // another process may take the free port before the server binds it
-		s.port = freePort(t)
+		if opts.Cluster {
+			s.port = freeClusterPort(t)
+		} else {
+			s.port = freePort(t)
+		}
 		if last = s.start(); last == nil {
 			break
 		}
@@ -78,6 +88,25 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// freeClusterPort returns a free loopback port p below 55535 whose
+// cluster bus port, p+10000, is free too.
+func freeClusterPort(t testing.TB) int {
+	for range 200 {
+		p := freePort(t)
+		if p >= 55535 {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p
+	}
+	t.Fatalf("redistest: no free port below 55535 with a free bus port")
+	return 0
 }
 
 // Addr is host:port of the server.
@@ -112,6 +141,11 @@ func (s *Server) start() error {
 	}
 	if s.opts.Cluster {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.dir, "nodes.conf"))
+		if s.opts.nodeTimeout > 0 {
+			args = append(args, "--cluster-node-timeout", strconv.FormatInt(s.opts.nodeTimeout.Milliseconds(), 10),
+				// a replica takes over however long it was disconnected
+				"--cluster-replica-validity-factor", "0")
+		}
 	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
@@ -143,7 +177,7 @@ func (s *Server) start() error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s.opts.Cluster {
+	if s.opts.Cluster && !s.opts.node {
 		if err := s.ownAllSlots(c); err != nil {
 			_ = cmd.Process.Kill()
 			<-done
@@ -250,4 +284,11 @@ func Info(ctx context.Context, c redis.UniversalClient, section string) (map[str
 		}
 	}
 	return m, nil
+}
+
+// Running reports whether the server is running (not stopped or crashed).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
 }

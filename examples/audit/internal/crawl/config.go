@@ -1,0 +1,64 @@
+package crawl
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/politecrawl/polite/examples/audit/internal/store"
+)
+
+// Exit statuses. Scripts rely on them.
+const (
+	ExitOK        = 0 // the crawl finished, whatever it found
+	ExitFailure   = 1 // anything else, including an interrupted (Ctrl-C) crawl
+	ExitUsage     = 2 // bad flags or arguments
+	ExitOffLimits = 3 // robots.txt of the start host unreachable or 5xx: the whole site is off limits
+)
+
+// The crawler's identity.
+const (
+	DefaultUserAgent = "CrawlCove-Crawler"
+	fallbackToken    = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
+)
+
+// Config is the parsed command line.
+type Config struct {
+	DB          string
+	MaxPages    int
+	MaxDepth    int
+	Concurrency int
+	Gap         time.Duration
+	UserAgent   string
+	Timeout     time.Duration
+	Resolve     map[string]string // "host:port" -> "addr:port"
+	Demo        bool
+	Quiet       bool
+	NoReport    bool  // -no-report: no HTML report at the end
+	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
+	Crawl       int64 // -crawl: which one; 0 = the latest
+	URL         string
+	Log         string       // -log FILE: decision events as JSON lines
+	Logger      *slog.Logger // writes to Log; nil = silent
+	Render      int          // -render N: pages of the rendered pass, 0 = off
+	Browser     string       // the browser the rendered pass runs (resolved only when Render > 0)
+}
+
+func (c *Config) Settings() store.Settings {
+	return store.Settings{MaxPages: c.MaxPages, MaxDepth: c.MaxDepth, Concurrency: c.Concurrency, Gap: c.Gap.String(),
+		Timeout: c.Timeout.String(), Resolve: c.Resolve, Demo: c.Demo, Render: c.Render}
+}
+
+// Env is what tests replace: where requests go, the clock, and whether stderr is a terminal.
+type Env struct {
+	// Transport is the base transport under the polite layers; nil = fetch.NewBaseTransport(-resolve).
+	Transport http.RoundTripper
+	// Now is the clock; nil = time.Now.
+	Now func() time.Time
+	// Terminal reports whether w is a terminal (the progress line is drawn only there); nil = isTerminal.
+	Terminal func(w io.Writer) bool
+	// MemoryQueue keeps the frontier's queue in memory only, as before resume existed: the crawl cannot
+	// be resumed. Benchmarks compare the two.
+	MemoryQueue bool
+}

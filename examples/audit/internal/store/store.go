@@ -1,0 +1,818 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/polite/internal/urlnorm"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// Schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
+// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text.
+const Schema = `
+CREATE TABLE IF NOT EXISTS crawls (
+	id            INTEGER PRIMARY KEY,
+	start_url     TEXT NOT NULL,
+	user_agent    TEXT NOT NULL,
+	robots_token  TEXT NOT NULL,          -- robots.txt product tokens in order of preference, comma-separated
+	started_at    TEXT NOT NULL,
+	finished_at   TEXT,
+	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
+	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | failed
+	message       TEXT,                   -- why it stopped, when it did not finish
+	pages         INTEGER,                -- page rows written (fetched + blocked)
+	requests      INTEGER,                -- HTTP requests sent, all kinds
+	slowed_at     TEXT,                   -- when a 429 slowed the rest of the run down
+	slowed_by     TEXT                    -- the URL that answered that 429
+);
+CREATE TABLE IF NOT EXISTS pages (
+	crawl_id          INTEGER NOT NULL REFERENCES crawls(id),
+	url               TEXT NOT NULL,      -- normalized URL as queued
+	final_url         TEXT,               -- after redirects
+	status            INTEGER,            -- final HTTP status; NULL when no response (blocked, error)
+	redirects         TEXT,               -- JSON [{"url","status","location"}...], one per hop
+	redirect_count    INTEGER NOT NULL DEFAULT 0,
+	depth             INTEGER NOT NULL,
+	found_on          TEXT,               -- the page it was first found on ('' = start page / sitemap)
+	source            TEXT NOT NULL,      -- start | link | sitemap | redirect
+	content_type      TEXT,
+	response_ms       REAL,               -- the server's time for the final request: ttfb_ms plus the download of the body
+	                                      -- (never time waiting at the politeness gate, for robots.txt or between retries)
+	ttfb_ms           REAL,               -- final request: sent -> response headers
+	bytes             INTEGER,
+	truncated         INTEGER NOT NULL DEFAULT 0,
+	attempts          INTEGER,            -- requests sent for it: retries and redirect hops included
+	title             TEXT,
+	title_count       INTEGER,
+	meta_description  TEXT,
+	description_count INTEGER,
+	canonical         TEXT,
+	meta_robots       TEXT,
+	x_robots_tag      TEXT,
+	h1                TEXT,               -- first h1
+	h1_count          INTEGER,
+	word_count        INTEGER,
+	links_internal    INTEGER,
+	links_external    INTEGER,
+	links_nofollow    INTEGER,
+	wordpress         INTEGER NOT NULL DEFAULT 0, -- the page looks like WordPress
+	wordpress_hint    TEXT,               -- why, e.g. generator "WordPress 6.4"
+	blocked_by_robots INTEGER NOT NULL DEFAULT 0,
+	robots_rule       TEXT,               -- the rule that blocked it
+	error             TEXT,               -- transport error, timeout, redirect problem
+	error_kind        TEXT,               -- timeout | network | too_many_redirects | redirect_loop | bad_redirect | disallowed_redirect | offsite_redirect | off_limits | other
+	fetched_at        TEXT,
+	PRIMARY KEY (crawl_id, url)
+);
+CREATE TABLE IF NOT EXISTS links (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	from_url  TEXT NOT NULL,
+	to_url    TEXT NOT NULL,              -- absolute, normalized when internal
+	external  INTEGER NOT NULL,
+	nofollow  INTEGER NOT NULL,
+	anchor    TEXT,
+	tag       TEXT                        -- a, link, area, img, script...
+);
+CREATE INDEX IF NOT EXISTS links_to ON links(crawl_id, to_url);
+CREATE INDEX IF NOT EXISTS links_from ON links(crawl_id, from_url);
+CREATE TABLE IF NOT EXISTS findings (
+	id        INTEGER PRIMARY KEY,
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	kind      TEXT NOT NULL,
+	detail    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS findings_kind ON findings(crawl_id, kind);
+CREATE TABLE IF NOT EXISTS sitemaps (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	parent    TEXT,                       -- '' for a sitemap named in robots.txt
+	level     INTEGER NOT NULL,           -- 0 = named in robots.txt
+	status    INTEGER,
+	kind      TEXT,                       -- urlset | sitemapindex | text | rss | atom
+	entries   INTEGER,
+	skipped   INTEGER,                    -- entries skipped: invalid, duplicate, outside the sitemap's scope
+	not_followed INTEGER,                 -- index children not fetched: deeper than two levels
+	error     TEXT
+);
+CREATE TABLE IF NOT EXISTS sitemap_urls (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	sitemap   TEXT NOT NULL,
+	url       TEXT NOT NULL               -- as listed
+);
+CREATE INDEX IF NOT EXISTS sitemap_urls_url ON sitemap_urls(crawl_id, url);
+CREATE TABLE IF NOT EXISTS requests (
+	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
+	url       TEXT NOT NULL,
+	purpose   TEXT NOT NULL,              -- llms | wordpress
+	status    INTEGER,
+	content_type TEXT,
+	location  TEXT,
+	bytes     INTEGER,
+	error     TEXT
+);
+`
+
+// Hop is one redirect of a page's chain as stored in pages.redirects.
+type HopRecord struct {
+	URL      string `json:"url"`
+	Status   int    `json:"status"`
+	Location string `json:"location"`
+}
+
+// PageRecord is one pages row.
+type PageRecord struct {
+	URL, FinalURL       string
+	Status              int // 0 = no response
+	Redirects           []HopRecord
+	Depth               int
+	FoundOn, Source     string
+	ContentType         string
+	Response, TTFB      time.Duration
+	Bytes               int
+	Truncated           bool
+	Attempts            int
+	Title               string
+	TitleCount          int
+	Description         string
+	DescriptionCount    int
+	Canonical           string
+	MetaRobots, XRobots string
+	H1                  string
+	H1Count, WordCount  int
+	Internal, External  int
+	Nofollow            int
+	WordPress           bool
+	WordPressHint       string
+	Blocked             bool
+	RobotsRule          string
+	Err, ErrKind        string
+	FetchedAt           time.Time
+	Parsed              bool // HTML fields are meaningful
+	Links               []LinkRecord
+}
+
+type LinkRecord struct {
+	From, To    string
+	External    bool
+	Nofollow    bool
+	Anchor, Tag string
+}
+
+type SitemapRecord struct {
+	URL, Parent      string
+	Level, Status    int
+	Kind             string
+	Entries, Skipped int
+	NotFollowed      int
+	Err              string
+}
+
+type RequestRecord struct {
+	URL, Purpose string
+	Status       int
+	ContentType  string
+	Location     string
+	Bytes        int
+	Err          string
+}
+
+type FindingRecord struct{ URL, Kind, Detail string }
+
+// CrawlInfo is the crawls row written when a crawl starts.
+type CrawlInfo struct {
+	StartURL, UserAgent, Token string
+	Started                    time.Time
+	Settings                   any
+}
+
+// Store writes one crawl into the SQLite file. Writes go through one goroutine that commits whatever has
+// queued up in a single transaction: under load rows are batched, when idle each row commits at once, so a
+// crash or Ctrl-C loses at most the rows of the transaction in progress.
+type Store struct {
+	db      *sql.DB
+	CrawlID int64
+
+	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
+	insLink *sql.Stmt
+	// the frontier's queue (queue.go)
+	insQueue, ackQueue *sql.Stmt
+	ops                chan writeOp
+	wg                 sync.WaitGroup
+	mu                 sync.Mutex
+	err                error         // first write error
+	failed             chan struct{} // closed at the first write error: the crawl stops there
+	closing            sync.Once
+	// onCommit, if set, runs last in every transaction of the writer (the running totals of a crawl,
+	// kept current for a resume).
+	onCommit func(*sql.Tx) error
+	// path is the file, for the messages of write errors.
+	path string
+}
+
+const batchMax = 1000
+
+// ApplicationID marks a SQLite file as a Crawl Cove audit database (PRAGMA application_id, the 32-bit
+// number at offset 68 of the file's header): "CCov" in ASCII. The monitor marks its own files with
+// another number, so that neither program ever alters the other's database.
+const ApplicationID = 0x43436F76
+
+// auditTables are the tables by which an audit database made before the mark existed is recognised.
+var auditTables = []string{"crawls", "pages", "links", "findings"}
+
+// ErrNotAudit is a file that is not an audit database: another program's, or an unknown one.
+var ErrNotAudit = errors.New("not an audit database")
+
+// checkFile makes sure path is an audit database, or none yet, before anything is written to it. It
+// reads the file's mark: ours is fine; another number is another program's file, refused; none (0) is a
+// new file when it holds no table, an audit database of an earlier version when it has the audit's
+// tables (openStore marks it), and refused otherwise. It opens the file read-only, so a refused
+// file is left exactly as it was (not even switched to WAL).
+func checkFile(ctx context.Context, path string) error {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return nil // nothing there yet (or an error openStore reports in the system's words)
+	}
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", path, err)
+	}
+	defer db.Close()
+	var id int64
+	if err := db.QueryRowContext(ctx, `PRAGMA application_id`).Scan(&id); err != nil {
+		return fmt.Errorf("%w: %s cannot be read as SQLite (%v)", ErrNotAudit, path, err)
+	}
+	switch id = int64(uint32(id)); id {
+	case ApplicationID:
+		return nil
+	case 0:
+	default:
+		return fmt.Errorf("%w: %s belongs to another program (SQLite application_id 0x%08X; Crawl Cove's is 0x%08X): it is left untouched",
+			ErrNotAudit, path, id, ApplicationID)
+	}
+	tables := map[string]bool{}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return fmt.Errorf("%w: %s cannot be read as SQLite (%v)", ErrNotAudit, path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return err
+		}
+		tables[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	for _, t := range auditTables {
+		if !tables[t] {
+			return fmt.Errorf("%w: %s holds other tables (no %q table) and no Crawl Cove mark: it is left untouched", ErrNotAudit, path, t)
+		}
+	}
+	return nil // an audit database of an earlier version: marked when opened
+}
+
+func OpenStore(ctx context.Context, path string) (*Store, error) {
+	if err := checkFile(ctx, path); err != nil {
+		return nil, err
+	}
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
+	// One connection: a single writer is what SQLite wants, and it keeps the pragmas on the connection we use.
+	db.SetMaxOpenConns(1)
+	// The mark and the tables in one transaction: a crash in the middle leaves no half-made, unmarked file
+	// that the next run would have to refuse.
+	if _, err := db.ExecContext(ctx, "BEGIN IMMEDIATE;\n"+fmt.Sprintf("PRAGMA application_id = %d;\n", ApplicationID)+Schema+renderSchema+resumeSchema+"COMMIT;"); err != nil {
+		db.Close()
+		return nil, openError(path, err)
+	}
+	return &Store{db: db, path: path, failed: make(chan struct{})}, nil
+}
+
+// openError says why the database file could not be opened in the operating system's words ("permission
+// denied", "is a directory") with the path: SQLite itself only says "unable to open database file (14)".
+func openError(path string, err error) error {
+	f, oerr := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if oerr == nil {
+		f.Close()
+		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	var pe *fs.PathError
+	if errors.As(oerr, &pe) {
+		oerr = pe.Err // the path is said once, first
+	}
+	return fmt.Errorf("database %s: %w", path, oerr)
+}
+
+func fmtTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func B2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// BeginCrawl adds the crawls row and starts the writer.
+func (s *Store) BeginCrawl(ctx context.Context, c CrawlInfo) error {
+	settings, err := json.Marshal(c.Settings)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO crawls (start_url, user_agent, robots_token, started_at, settings, outcome) VALUES (?,?,?,?,?, 'running')`,
+		c.StartURL, c.UserAgent, c.Token, fmtTime(c.Started), string(settings))
+	if err != nil {
+		return fmt.Errorf("add crawl: %w", err)
+	}
+	if s.CrawlID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	return s.StartWriter(ctx)
+}
+
+// StartWriter prepares the statements of the writer and starts it, for crawl s.crawlID.
+func (s *Store) StartWriter(ctx context.Context) (err error) {
+	if s.insPage, err = s.db.PrepareContext(ctx, insertPage); err != nil {
+		return err
+	}
+	if s.insLink, err = s.db.PrepareContext(ctx, insertLink); err != nil {
+		return err
+	}
+	if s.insQueue, err = s.db.PrepareContext(ctx, insertQueue); err != nil {
+		return err
+	}
+	if s.ackQueue, err = s.db.PrepareContext(ctx, ackQueue); err != nil {
+		return err
+	}
+	s.ops = make(chan writeOp, 4096)
+	s.wg.Add(1)
+	go s.writer()
+	return nil
+}
+
+// writeOp is one entry of the writer's stream: rows to write, or a function to run once everything
+// before it is committed (or has failed to be).
+type writeOp struct {
+	write func(*sql.Tx) error
+	after func()
+}
+
+// writer commits whatever has queued up in one transaction, in the order it was queued. At the first
+// failed transaction (a full disk, an I/O error) it writes nothing more: a later batch committed after a
+// failed one would leave a hole in the middle of the crawl (its start page missing, its links missing),
+// where a crash only ever loses a suffix. The functions waiting for a commit still run, so nothing
+// waiting on the writer hangs; the crawl sees the failure through failed and stops.
+func (s *Store) writer() {
+	defer s.wg.Done()
+	for op := range s.ops {
+		batch := []writeOp{op}
+	drain:
+		for len(batch) < batchMax {
+			select {
+			case more, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		if s.Err() == nil {
+			if err := s.commit(batch); err != nil {
+				s.SetErr(err)
+			}
+		}
+		for _, op := range batch {
+			if op.after != nil {
+				op.after()
+			}
+		}
+	}
+}
+
+// AfterCommit runs fn in the writer once everything queued so far is committed (or failed to be).
+func (s *Store) AfterCommit(fn func()) { s.ops <- writeOp{after: fn} }
+
+func (s *Store) commit(batch []writeOp) error {
+	// A background context on purpose: rows of a cancelled (Ctrl-C) crawl must still reach the file.
+	tx, err := s.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return err
+	}
+	for _, op := range batch {
+		if op.write == nil {
+			continue
+		}
+		if err := op.write(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	if s.onCommit != nil {
+		if err := s.onCommit(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *Store) SetErr(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+		close(s.failed)
+	}
+}
+
+// Failed is closed at the first write error.
+func (s *Store) Failed() <-chan struct{} { return s.failed }
+
+// Err reports the first write error, if any.
+func (s *Store) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *Store) Enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
+
+// Flush stops the writer after everything queued so far is committed. Later writes are synchronous.
+func (s *Store) Flush() error {
+	s.closing.Do(func() {
+		if s.ops != nil {
+			close(s.ops)
+			s.wg.Wait()
+		}
+	})
+	return s.Err()
+}
+
+func (s *Store) Close() error {
+	err := s.Flush()
+	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return errors.Join(err, s.db.Close())
+}
+
+const insertLink = `INSERT INTO links (crawl_id, from_url, to_url, external, nofollow, anchor, tag) VALUES (?,?,?,?,?,?,?)`
+
+const insertPage = `INSERT OR REPLACE INTO pages (crawl_id, url, final_url, status, redirects, redirect_count, depth, found_on, source,
+	content_type, response_ms, ttfb_ms, bytes, truncated, attempts, title, title_count, meta_description, description_count,
+	canonical, meta_robots, x_robots_tag, h1, h1_count, word_count, links_internal, links_external, links_nofollow,
+	wordpress, wordpress_hint, blocked_by_robots, robots_rule, error, error_kind, fetched_at)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+func ms(d time.Duration) any {
+	if d == 0 {
+		return nil
+	}
+	return float64(d.Microseconds()) / 1000
+}
+
+// Page queues a page row and its outgoing links.
+func (s *Store) Page(p *PageRecord) {
+	id := s.CrawlID
+	s.Enqueue(func(tx *sql.Tx) error {
+		var redirects any
+		if len(p.Redirects) > 0 {
+			b, _ := json.Marshal(p.Redirects)
+			redirects = string(b)
+		}
+		var html []any
+		if p.Parsed {
+			html = []any{p.Title, p.TitleCount, p.Description, p.DescriptionCount, p.Canonical, p.MetaRobots,
+				nullStr(p.XRobots), p.H1, p.H1Count, p.WordCount, p.Internal, p.External, p.Nofollow}
+		} else {
+			html = []any{nil, nil, nil, nil, nil, nil, nullStr(p.XRobots), nil, nil, nil, nil, nil, nil}
+		}
+		args := []any{id, p.URL, nullStr(p.FinalURL), nullInt(p.Status), redirects, len(p.Redirects), p.Depth, p.FoundOn, p.Source,
+			nullStr(p.ContentType), ms(p.Response), ms(p.TTFB), p.Bytes, B2i(p.Truncated), p.Attempts}
+		args = append(args, html...)
+		args = append(args, B2i(p.WordPress), nullStr(p.WordPressHint), B2i(p.Blocked), nullStr(p.RobotsRule), nullStr(p.Err), nullStr(p.ErrKind), fmtTime(p.FetchedAt))
+		if _, err := tx.Stmt(s.insPage).Exec(args...); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
+		}
+		if len(p.Links) == 0 {
+			return nil
+		}
+		st := tx.Stmt(s.insLink)
+		for _, l := range p.Links {
+			if _, err := st.Exec(id, l.From, l.To, B2i(l.External), B2i(l.Nofollow), l.Anchor, l.Tag); err != nil {
+				return fmt.Errorf("write link %s -> %s: %w", l.From, l.To, err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) Sitemap(r SitemapRecord) {
+	id := s.CrawlID
+	s.Enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO sitemaps (crawl_id, url, parent, level, status, kind, entries, skipped, not_followed, error) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+			id, r.URL, r.Parent, r.Level, nullInt(r.Status), nullStr(r.Kind), r.Entries, r.Skipped, r.NotFollowed, nullStr(r.Err))
+		return err
+	})
+}
+
+func (s *Store) SitemapURL(sitemapURL, pageURL string) {
+	id := s.CrawlID
+	s.Enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO sitemap_urls (crawl_id, sitemap, url) VALUES (?,?,?)`, id, sitemapURL, pageURL)
+		return err
+	})
+}
+
+func (s *Store) Request(r RequestRecord) {
+	id := s.CrawlID
+	s.Enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO requests (crawl_id, url, purpose, status, content_type, location, bytes, error) VALUES (?,?,?,?,?,?,?,?)`,
+			id, r.URL, r.Purpose, nullInt(r.Status), nullStr(r.ContentType), nullStr(r.Location), r.Bytes, nullStr(r.Err))
+		return err
+	})
+}
+
+// WriteFindings replaces the crawl's findings in one transaction (after the writer has been flushed).
+func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM findings WHERE crawl_id = ?`, s.CrawlID); err != nil {
+		return err
+	}
+	st, err := tx.Prepare(`INSERT INTO findings (crawl_id, url, kind, detail) VALUES (?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, f := range fs {
+		if _, err := st.Exec(s.CrawlID, f.URL, f.Kind, f.Detail); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// CrawlEnd is what finishCrawl writes to the crawls row.
+type CrawlEnd struct {
+	Finished         time.Time
+	Outcome, Message string
+	Pages, Requests  int
+	SlowedAt         time.Time
+	SlowedBy         string
+}
+
+func (s *Store) FinishCrawl(ctx context.Context, e CrawlEnd) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE crawls SET finished_at=?, outcome=?, message=?, pages=?, requests=?, slowed_at=?, slowed_by=? WHERE id=?`,
+		fmtTime(e.Finished), e.Outcome, nullStr(e.Message), e.Pages, e.Requests, fmtTime(e.SlowedAt), nullStr(e.SlowedBy), s.CrawlID)
+	return err
+}
+
+// LoadPages reads the crawl's pages back for the analysis.
+func (s *Store) LoadPages(ctx context.Context) ([]*PageRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
+		COALESCE(found_on,''), source, COALESCE(content_type,''), title IS NOT NULL, COALESCE(title,''), COALESCE(title_count,0),
+		COALESCE(meta_description,''), COALESCE(description_count,0), COALESCE(canonical,''), COALESCE(meta_robots,''),
+		COALESCE(x_robots_tag,''), COALESCE(h1_count,0), COALESCE(word_count,0), wordpress, COALESCE(wordpress_hint,''), blocked_by_robots,
+		COALESCE(robots_rule,''), COALESCE(error,''), COALESCE(error_kind,'')
+		FROM pages WHERE crawl_id = ? ORDER BY depth, url`, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*PageRecord
+	for rows.Next() {
+		p := &PageRecord{}
+		var redirects string
+		var wp, blocked int
+		if err := rows.Scan(&p.URL, &p.FinalURL, &p.Status, &redirects, &p.Depth, &p.FoundOn, &p.Source, &p.ContentType,
+			&p.Parsed, &p.Title, &p.TitleCount, &p.Description, &p.DescriptionCount, &p.Canonical, &p.MetaRobots, &p.XRobots,
+			&p.H1Count, &p.WordCount, &wp, &p.WordPressHint, &blocked, &p.RobotsRule, &p.Err, &p.ErrKind); err != nil {
+			return nil, err
+		}
+		p.WordPress, p.Blocked = wp == 1, blocked == 1
+		if redirects != "" {
+			_ = json.Unmarshal([]byte(redirects), &p.Redirects)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// LoadLinks reads every link of the crawl.
+func (s *Store) LoadLinks(ctx context.Context) ([]LinkRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT from_url, to_url, external, nofollow, COALESCE(anchor,''), COALESCE(tag,'') FROM links WHERE crawl_id = ?`, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []LinkRecord
+	for rows.Next() {
+		var l LinkRecord
+		var ext, nf int
+		if err := rows.Scan(&l.From, &l.To, &ext, &nf, &l.Anchor, &l.Tag); err != nil {
+			return nil, err
+		}
+		l.External, l.Nofollow = ext == 1, nf == 1
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// LoadLinkOwners reads the pages whose links are recorded (links.from_url, distinct).
+func (s *Store) LoadLinkOwners(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT from_url FROM links WHERE crawl_id = ?`, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+// LoadSitemapURLs reads the (sitemap, URL) pairs the crawl's sitemaps listed, for the analysis.
+func (s *Store) LoadSitemapURLs(ctx context.Context) ([][2]string, error) {
+	return s.loadStrings(ctx, `SELECT sitemap, url FROM sitemap_urls WHERE crawl_id = ?`)
+}
+
+// LoadSitemapURLsInOrder is LoadSitemapURLs in the order the sitemaps listed them, for the report.
+func (s *Store) LoadSitemapURLsInOrder(ctx context.Context) ([][2]string, error) {
+	return s.loadStrings(ctx, `SELECT sitemap, url FROM sitemap_urls WHERE crawl_id = ? ORDER BY rowid`)
+}
+
+// ForCrawl is a Store that reads crawl id of an open database (from OpenReadDB or Reader); it has no
+// writer.
+func ForCrawl(db *sql.DB, id int64) *Store { return &Store{db: db, CrawlID: id} }
+
+func (s *Store) loadStrings(ctx context.Context, query string) ([][2]string, error) {
+	rows, err := s.db.QueryContext(ctx, query, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var a, b string
+		if err := rows.Scan(&a, &b); err != nil {
+			return nil, err
+		}
+		out = append(out, [2]string{a, b})
+	}
+	return out, rows.Err()
+}
+
+// LoadSitemaps reads the crawl's sitemap reports.
+func (s *Store) LoadSitemaps(ctx context.Context) ([]SitemapRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(parent,''), level, COALESCE(status,0), COALESCE(kind,''),
+		COALESCE(entries,0), COALESCE(skipped,0), COALESCE(error,'') FROM sitemaps WHERE crawl_id = ?`, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SitemapRecord
+	for rows.Next() {
+		var r SitemapRecord
+		if err := rows.Scan(&r.URL, &r.Parent, &r.Level, &r.Status, &r.Kind, &r.Entries, &r.Skipped, &r.Err); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// LoadRequests reads the llms.txt and WordPress probe answers.
+func (s *Store) LoadRequests(ctx context.Context) ([]RequestRecord, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, purpose, COALESCE(status,0), COALESCE(content_type,''), COALESCE(location,''),
+		COALESCE(bytes,0), COALESCE(error,'') FROM requests WHERE crawl_id = ? ORDER BY rowid`, s.CrawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RequestRecord
+	for rows.Next() {
+		var r RequestRecord
+		if err := rows.Scan(&r.URL, &r.Purpose, &r.Status, &r.ContentType, &r.Location, &r.Bytes, &r.Err); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// NormalizeOrSelf normalizes a URL for comparison, or returns it unchanged when it cannot be parsed.
+func NormalizeOrSelf(raw string) string {
+	if n, err := urlnorm.Normalize(raw); err == nil {
+		return n
+	}
+	return raw
+}
+
+// RecordRun notes which process runs the crawl, so that a resume can tell a crawl still running from
+// one that was killed.
+func (s *Store) RecordRun(ctx context.Context) error {
+	host, _ := os.Hostname()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO crawl_runs (crawl_id, pid, host, started_at) VALUES (?,?,?,?)`,
+		s.CrawlID, os.Getpid(), host, fmtTime(time.Now()))
+	return err
+}
+
+// ReopenCrawl makes crawl id the store's crawl again, running, for a resume: the sitemaps are read again
+// from sitemap_fetches, so their rows are cleared first.
+func (s *Store) ReopenCrawl(ctx context.Context, id int64) error {
+	s.CrawlID = id
+	for _, q := range []string{
+		`UPDATE crawls SET outcome = 'running', finished_at = NULL, message = NULL WHERE id = ?`,
+		`DELETE FROM sitemaps WHERE crawl_id = ?`,
+		`DELETE FROM sitemap_urls WHERE crawl_id = ?`,
+	} {
+		if _, err := s.db.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("resume crawl %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// KeepTotals keeps the crawls row's request and page counts current: totals is asked in every
+// transaction of the writer, and its answer written in it.
+func (s *Store) KeepTotals(totals func() (requests, pages int64)) {
+	id := s.CrawlID
+	s.onCommit = func(tx *sql.Tx) error {
+		requests, pages := totals()
+		_, err := tx.Exec(`UPDATE crawls SET requests = ?, pages = ? WHERE id = ?`, requests, pages, id)
+		return err
+	}
+}
+
+// RecordSlowdown writes when and by which URL a 429 slowed the crawl, in the writer's stream.
+func (s *Store) RecordSlowdown(at time.Time, url string) {
+	id := s.CrawlID
+	s.Enqueue(func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE crawls SET slowed_at = ?, slowed_by = ? WHERE id = ?`, fmtTime(at), nullStr(url), id)
+		return err
+	})
+}
+
+// DropResumeState deletes what only a resume needs, once the crawl is over: the sitemap answers and the
+// queue.
+func (s *Store) DropResumeState() error {
+	for _, q := range []string{`DELETE FROM sitemap_fetches WHERE crawl_id = ?`, `DELETE FROM queue WHERE crawl_id = ?`,
+		`DELETE FROM queue_hosts WHERE crawl_id = ?`} {
+		if _, err := s.db.Exec(q, s.CrawlID); err != nil {
+			return fmt.Errorf("clearing the resume state of crawl %d: %w", s.CrawlID, err)
+		}
+	}
+	return nil
+}
+
+// Reader is the open database, for the read functions of this package (LoadCrawl, LoadReport's
+// loaders, the exports): callers hand it back to them and never query it themselves.
+func (s *Store) Reader() *sql.DB { return s.db }
