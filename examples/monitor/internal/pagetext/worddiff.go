@@ -30,9 +30,13 @@ type Seg struct {
 	Text string
 }
 
-// Template helpers.
+// IsDel, IsIns and IsGap are template helpers: the kind of a segment.
 func (s Seg) IsDel() bool { return s.Op == OpDelete }
+
+// IsIns reports an insertion.
 func (s Seg) IsIns() bool { return s.Op == OpInsert }
+
+// IsGap reports equal text left out.
 func (s Seg) IsGap() bool { return s.Op == OpGap }
 
 // WordDiff is the result of diffing two texts.
@@ -210,7 +214,7 @@ func takeWords(toks []string, n int, fromEnd bool) string {
 	return strings.TrimRightFunc(strings.Join(picked, ""), unicode.IsSpace) + " "
 }
 
-// plain renders a word diff for a terminal, git --word-diff style:
+// Plain renders a word diff for a terminal, git --word-diff style:
 // [-removed-]{+added+}, gaps as "…", line breaks as " ¶ ".
 func (wd WordDiff) Plain() string {
 	var b strings.Builder

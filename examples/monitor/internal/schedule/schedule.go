@@ -48,6 +48,7 @@ type Runner struct {
 // bothGates passes a run's own gate, then the process's host gate.
 type bothGates struct{ run, host fetch.Gate }
 
+// Acquire implements fetch.Gate: the run's gate, then the host gate.
 func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	rel1, err := g.run.Acquire(ctx, u)
 	if err != nil {
@@ -77,6 +78,7 @@ type Summary struct {
 	Due, OK, Errors, Blocked, Waiting, Busy, Unfinished int
 }
 
+// String is the run line: "run: N due, N snapshots (...)".
 func (s Summary) String() string {
 	line := fmt.Sprintf("run: %d due, %d snapshots (%d with errors), %d blocked by robots.txt, %d waiting for robots.txt",
 		s.Due, s.OK+s.Errors, s.Errors, s.Blocked, s.Waiting)

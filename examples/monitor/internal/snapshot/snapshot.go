@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 )
 
@@ -30,20 +31,14 @@ const (
 	OutcomeRobotsWait = "robots-unreachable" // robots.txt 5xx/unreachable; no snapshot, retried later
 )
 
-// hop is one redirect of a snapshot's chain.
-type Hop struct {
-	URL      string `json:"url"`
-	Status   int    `json:"status"`
-	Location string `json:"location,omitempty"`
-}
+// Hop is one redirect of a snapshot's chain: the alert groundwork's type
+// (package changes), so both read the same snapshots.redirects JSON.
+type Hop = changes.Hop
 
-// alternate is one hreflang link of a snapshot.
-type Alternate struct {
-	Hreflang string `json:"hreflang"`
-	URL      string `json:"url"`
-}
+// Alternate is one hreflang link of a snapshot (snapshots.hreflang).
+type Alternate = changes.Alternate
 
-// snapshot is one row of snapshots. A blocked snapshot carries no SEO fields.
+// Snapshot is one row of snapshots. A blocked snapshot carries no SEO fields.
 type Snapshot struct {
 	ID              int64
 	PageURL         string
@@ -92,13 +87,13 @@ func (sn *Snapshot) Text() (string, error) {
 	return sn.text, sn.textErr
 }
 
-// setText stores t (already capped) compressed.
+// SetText stores t (already capped) compressed.
 func (sn *Snapshot) SetText(t string, cut bool) {
 	sn.TextZ, sn.TextCut = pagetext.Compress(t), cut
 	sn.text, sn.textErr, sn.textOK = t, nil, true
 }
 
-// outcome classifies a stored snapshot for pages.last_outcome. A 5xx is an
+// Outcome classifies a stored snapshot for pages.last_outcome. A 5xx is an
 // error of the site, not a successful check.
 func (sn *Snapshot) Outcome() (outcome, detail string) {
 	switch {
@@ -115,7 +110,7 @@ func (sn *Snapshot) Outcome() (outcome, detail string) {
 	}
 }
 
-// change is one field that differs between two consecutive snapshots. For
+// Change is one field that differs between two consecutive snapshots. For
 // the visible text, Text holds the word diff and Old/New a summary.
 type Change struct {
 	Field    string
@@ -123,7 +118,7 @@ type Change struct {
 	Text     *pagetext.WordDiff
 }
 
-// diffSnapshots lists the SEO fields that differ from a to b, in a fixed
+// Diff lists the SEO fields that differ from a to b, in a fixed
 // order. Times that always differ (taken_at, response time) are not fields.
 // A change of content is the word diff of the visible texts ("text"); for a
 // response that is not HTML, or snapshots stored before texts were, the
@@ -176,7 +171,7 @@ func Diff(a, b *Snapshot) []Change {
 	return out
 }
 
-// changesLine summarises changes in one line for the dashboard.
+// ChangesLine summarises changes in one line for the dashboard.
 func ChangesLine(changes []Change) string {
 	parts := make([]string, 0, len(changes))
 	for _, c := range changes {
@@ -194,7 +189,7 @@ func ChangesLine(changes []Change) string {
 	return OneLine(strings.Join(parts, "; "))
 }
 
-// words prints "1 word" or "n words".
+// Words prints "1 word" or "n words".
 func Words(n int) string {
 	if n == 1 {
 		return "1 word"
@@ -209,7 +204,7 @@ func cut(s string, n int) string {
 	return string([]rune(s)[:n]) + "…"
 }
 
-// fmtBytes prints a byte count for people: 950 B, 6.1 KB, 3.2 MB.
+// FmtBytes prints a byte count for people: 950 B, 6.1 KB, 3.2 MB.
 func FmtBytes(n int64) string {
 	switch {
 	case n < 1000:
@@ -230,6 +225,7 @@ func statusText(s int) string {
 	return strconv.Itoa(s)
 }
 
+// HopsText writes a redirect chain on one line: "301 URL -> 302 URL".
 func HopsText(hops []Hop) string {
 	parts := make([]string, len(hops))
 	for i, h := range hops {
@@ -238,6 +234,7 @@ func HopsText(hops []Hop) string {
 	return strings.Join(parts, " -> ")
 }
 
+// HreflangText writes hreflang links on one line: "de=URL fr=URL".
 func HreflangText(alts []Alternate) string {
 	parts := make([]string, len(alts))
 	for i, a := range alts {
@@ -246,11 +243,11 @@ func HreflangText(alts []Alternate) string {
 	return strings.Join(parts, " ")
 }
 
-// maxValueRunes bounds one value printed by report: a page's title is
+// MaxValueRunes bounds one value printed by report: a page's title is
 // whatever its owner wrote, a report line should stay readable.
 const MaxValueRunes = 300
 
-// quote prints a remote value safely: quoted, control characters escaped
+// Quote prints a remote value safely: quoted, control characters escaped
 // (a title cannot move the terminal's cursor), long values cut.
 func Quote(s string) string {
 	if utf8.RuneCountInString(s) > MaxValueRunes {
@@ -260,7 +257,7 @@ func Quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// oneLine keeps a stored message on one line of at most maxValueRunes,
+// OneLine keeps a stored message on one line of at most maxValueRunes,
 // terminal-safe: line breaks become spaces, every other control or format
 // character (ESC, C1 controls, bidi overrides) a visible escape.
 func OneLine(s string) string {

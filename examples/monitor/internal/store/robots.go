@@ -6,7 +6,7 @@ import (
 	"github.com/politecrawl/polite/robots"
 )
 
-// robotsStore gives robots.Cache its persistence in the robots_cache table,
+// RobotsStore gives robots.Cache its persistence in the robots_cache table,
 // so the one-hour cache (and the five-minute wait after a 5xx) holds across
 // runs of the monitor, not just within one.
 type RobotsStore struct{ st *Store }

@@ -130,6 +130,7 @@ END;
 // lexical order equal to chronological order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
+// FmtTime is a time as the database stores it (timeLayout, UTC).
 func FmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func parseTime(s string) (time.Time, error) {
@@ -141,7 +142,7 @@ func parseTime(s string) (time.Time, error) {
 	return t, err
 }
 
-// store is the monitor's SQLite database.
+// Store is the monitor's SQLite database.
 type Store struct {
 	db *sql.DB
 	// path names the file in every error, so a full disk or a locked file
@@ -161,10 +162,10 @@ func (s *Store) wrap(err error) error {
 // its own options, so such paths are refused rather than misread.
 const maxDBPathLen = 4096
 
-// errNoDatabase: a read-only command was given a path where no database is.
+// ErrNoDatabase: a read-only command was given a path where no database is.
 var ErrNoDatabase = errors.New("no database")
 
-// errNotOurs: the file is another program's database, or not one the monitor
+// ErrNotOurs: the file is another program's database, or not one the monitor
 // recognises; nothing was written to it.
 var ErrNotOurs = errors.New("not a monitor database")
 
@@ -190,7 +191,7 @@ const (
 	ReadOnly
 )
 
-// openStore opens the database at path as mode allows. A file that is
+// Open opens the database at path as mode allows. A file that is
 // another program's database, or an unknown non-empty one, is refused before
 // anything is written to it; an old monitor database (no mark, recognised by
 // its tables) is upgraded and marked, except by read-only commands.
@@ -467,9 +468,10 @@ func hostOf(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
+// Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// page is one row of pages.
+// Page is one row of pages.
 type Page struct {
 	URL         string
 	Host        string
@@ -485,7 +487,7 @@ type Page struct {
 	LastChanged time.Time // zero: no change seen yet
 }
 
-// due reports when the page may next be checked: its interval, and for a host
+// Due reports when the page may next be checked: its interval, and for a host
 // whose robots.txt was unreachable, not before the robots re-check.
 func (p Page) Due() time.Time {
 	if p.RetryAt.After(p.NextDue) {
@@ -494,7 +496,7 @@ func (p Page) Due() time.Time {
 	return p.NextDue
 }
 
-// track adds pages or changes their interval. A new page is due at once; a
+// Track adds pages or changes their interval. A new page is due at once; a
 // page already tracked keeps its history and its next due time is
 // recomputed from its last snapshot with the new interval.
 func (s *Store) Track(ctx context.Context, urls []string, interval time.Duration, now time.Time) error {
@@ -527,7 +529,7 @@ ON CONFLICT(url) DO UPDATE SET interval_seconds = excluded.interval_seconds, nex
 	return s.wrap(tx.Commit())
 }
 
-// untrack removes pages and their snapshots; it returns the URLs that were not tracked.
+// Untrack removes pages and their snapshots; it returns the URLs that were not tracked.
 func (s *Store) Untrack(ctx context.Context, urls []string) (missing []string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -600,12 +602,12 @@ func (s *Store) queryPages(ctx context.Context, query string, args ...any) ([]Pa
 	return out, rows.Err()
 }
 
-// pages returns every tracked page ordered by URL.
+// Pages returns every tracked page ordered by URL.
 func (s *Store) Pages(ctx context.Context) ([]Page, error) {
 	return s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages ORDER BY url`)
 }
 
-// page returns one tracked page; ok is false when it is not tracked.
+// Page returns one tracked page; ok is false when it is not tracked.
 func (s *Store) Page(ctx context.Context, url string) (Page, bool, error) {
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages WHERE url = ?`, url)
 	if err != nil || len(ps) == 0 {
@@ -614,7 +616,7 @@ func (s *Store) Page(ctx context.Context, url string) (Page, bool, error) {
 	return ps[0], true, nil
 }
 
-// pageFilter selects pages for the dashboard and the API.
+// PageFilter selects pages for the dashboard and the API.
 type PageFilter struct {
 	Host    string // scheme://host[:port]; "" = all
 	Outcome string // an outcome*, "new" for never checked; "" = all
@@ -641,7 +643,7 @@ func (f PageFilter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// listPages returns one page of the filtered list, ordered by URL, and the
+// ListPages returns one page of the filtered list, ordered by URL, and the
 // number of pages the filter matches. Both queries use an index (pages_host,
 // pages_outcome or the primary key), so the dashboard's cost does not grow
 // with the number of snapshots.
@@ -656,7 +658,7 @@ func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) 
 	return ps, total, s.wrap(err)
 }
 
-// hosts returns the distinct hosts of tracked pages, for the filter.
+// Hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *Store) Hosts(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
 	if err != nil {
@@ -674,12 +676,13 @@ func (s *Store) Hosts(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// totals are the dashboard's and status's summary figures.
+// Totals are the dashboard's and status's summary figures.
 type Totals struct {
 	Pages, Snapshots, NotModified int
 	BytesSaved                    int64
 }
 
+// Totals reads the summary figures (the counters kept by triggers).
 func (s *Store) Totals(ctx context.Context) (Totals, error) {
 	var t Totals
 	var saved sql.NullInt64
@@ -691,7 +694,7 @@ func (s *Store) Totals(ctx context.Context) (Totals, error) {
 	return t, s.wrap(err)
 }
 
-// duePages returns the pages whose check is due at now.
+// DuePages returns the pages whose check is due at now.
 func (s *Store) DuePages(ctx context.Context, now time.Time) ([]Page, error) {
 	all, err := s.Pages(ctx)
 	if err != nil {
@@ -706,7 +709,7 @@ func (s *Store) DuePages(ctx context.Context, now time.Time) ([]Page, error) {
 	return due, nil
 }
 
-// nextDue returns the earliest time a page becomes due; ok is false when
+// NextDue returns the earliest time a page becomes due; ok is false when
 // nothing is tracked.
 func (s *Store) NextDue(ctx context.Context) (t time.Time, ok bool, err error) {
 	all, err := s.Pages(ctx)
@@ -731,7 +734,7 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 	return sql.NullString{String: string(b), Valid: err == nil}, err
 }
 
-// saveSnapshot stores a snapshot and schedules the page's next check one
+// SaveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
 // or not at all. It also compares the snapshot with the page's previous
 // comparable one and records what changed (snapshots.changes and the
@@ -827,7 +830,7 @@ WHERE url = ?`,
 	return s.wrap(tx.Commit())
 }
 
-// claim takes page url for one check until leaseEnd, if it is still due at
+// Claim takes page url for one check until leaseEnd, if it is still due at
 // now: two monitor processes on one database (a cron run during a watch)
 // then never check one page twice. It reports false when another process
 // holds the page or has already checked it.
@@ -843,14 +846,14 @@ UPDATE pages SET retry_at = ? WHERE url = ? AND next_due <= ? AND (retry_at IS N
 	return rows == 1, s.wrap(err)
 }
 
-// release gives back a claimed page that was not checked (the run was
+// Release gives back a claimed page that was not checked (the run was
 // interrupted): it is due again at once.
 func (s *Store) Release(ctx context.Context, url string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE pages SET retry_at = NULL WHERE url = ?`, url)
 	return s.wrap(err)
 }
 
-// deferPage records a check that took no snapshot because robots.txt was
+// DeferPage records a check that took no snapshot because robots.txt was
 // unreachable: the page stays due, but not before retryAt.
 func (s *Store) DeferPage(ctx context.Context, url string, at, retryAt time.Time, detail string) error {
 	_, err := s.db.ExecContext(ctx, `
@@ -859,7 +862,7 @@ UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detai
 	return s.wrap(err)
 }
 
-// lastGood returns the page's latest snapshot that holds a 200 response
+// LastGood returns the page's latest snapshot that holds a 200 response
 // (a 304 carries its 200 over): the base of the next conditional GET and
 // what a 304 carries over. ok is false when there is none.
 func (s *Store) LastGood(ctx context.Context, url string) (*snapshot.Snapshot, bool, error) {
@@ -877,7 +880,7 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 	return sn, true, nil
 }
 
-// snapshots returns the snapshots of every page, ordered by page then time.
+// Snapshots returns the snapshots of every page, ordered by page then time.
 func (s *Store) Snapshots(ctx context.Context) ([]snapshot.Snapshot, error) {
 	var out []snapshot.Snapshot
 	err := s.EachSnapshot(ctx, func(sn *snapshot.Snapshot) error {
@@ -887,7 +890,7 @@ func (s *Store) Snapshots(ctx context.Context) ([]snapshot.Snapshot, error) {
 	return out, s.wrap(err)
 }
 
-// pageSnapshots returns up to limit snapshots of one page, newest first,
+// PageSnapshots returns up to limit snapshots of one page, newest first,
 // skipping offset, and how many the page has.
 func (s *Store) PageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot.Snapshot, int, error) {
 	var total int
@@ -958,7 +961,7 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, e
 	return &sn, nil
 }
 
-// eachSnapshot calls fn with every snapshot, ordered by page then time,
+// EachSnapshot calls fn with every snapshot, ordered by page then time,
 // one row at a time: a report over years of snapshots does not hold them
 // all in memory. fn must not use the store (its one connection is busy).
 func (s *Store) EachSnapshot(ctx context.Context, fn func(*snapshot.Snapshot) error) error {

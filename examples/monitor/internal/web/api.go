@@ -32,6 +32,7 @@ type APIPage struct {
 	Banner          string     `json:"banner,omitempty"` // set when the latest check was skipped by robots.txt
 }
 
+// APIPageList is the answer of GET /api/pages.
 type APIPageList struct {
 	Total   int       `json:"total"`
 	Page    int       `json:"page"`
@@ -112,6 +113,7 @@ type APIChange struct {
 	Diff    []APIDiffSeg `json:"diff,omitempty"`
 }
 
+// APIDiffSeg is one segment of a word diff in the API.
 type APIDiffSeg struct {
 	Op   string `json:"op"`
 	Text string `json:"text"`
