@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -55,6 +57,6 @@ func TestDefaultUserAgentIsThePublishedOne(t *testing.T) {
 	code, _, errOut := cli(t, env{}, "run", "-h")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, errOut, `(default "`+published+`")`)
-	assert.Equal(t, "2-UAcomBot", productToken(defaultUserAgent))
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
+	assert.Equal(t, "2-UAcomBot", report.ProductToken(defaultUserAgent))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf(defaultUserAgent))
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 // bigDashboardDB writes a database of pages tracked pages on 100 hosts with
@@ -22,26 +25,27 @@ import (
 // transaction.
 func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 	db := filepath.Join(tb.TempDir(), "big.db")
-	st, err := openStore(context.Background(), db, createIfMissing)
+	st, err := store.Open(context.Background(), db, store.CreateIfMissing)
 	require.NoError(tb, err)
-	defer st.Close()
+	require.NoError(tb, st.Close()) // the schema is made; rows go in directly
 	ctx := context.Background()
-	tx, err := st.db.BeginTx(ctx, nil)
+	raw := rawDB(tb, db)
+	tx, err := raw.BeginTx(ctx, nil)
 	require.NoError(tb, err)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	text := compressText("Pricing\nPlans start at ten euros a month, billed yearly. Cancel at any time.")
+	text := pagetext.Compress("Pricing\nPlans start at ten euros a month, billed yearly. Cancel at any time.")
 	for i := range pages {
 		host := fmt.Sprintf("https://h%03d.example", i%100)
 		u := fmt.Sprintf("%s/page/%05d", host, i)
-		oc, detail, status := outcomeOK, "HTTP 200", 200
+		oc, detail, status := snapshot.OutcomeOK, "HTTP 200", 200
 		if i%20 == 0 {
-			oc, detail, status = outcomeBlocked, `disallowed by "Disallow: /page/" (line 2, user-agent 2-UAcomBot)`, 0
+			oc, detail, status = snapshot.OutcomeBlocked, `disallowed by "Disallow: /page/" (line 2, user-agent 2-UAcomBot)`, 0
 		}
 		last := t0.Add(time.Duration(perPage-1) * 6 * time.Hour)
 		_, err := tx.Exec(`INSERT INTO pages(url, host, interval_seconds, added_at, next_due, last_attempt_at, last_outcome,
 			last_detail, last_status, last_change, last_change_at) VALUES(?, ?, 21600, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			u, host, fmtTime(t0), fmtTime(last.Add(6*time.Hour)), fmtTime(last), oc, detail, status,
-			`title "Pricing" → "Pricing plans"; text +5 −2 words`, fmtTime(last))
+			u, host, store.FmtTime(t0), store.FmtTime(last.Add(6*time.Hour)), store.FmtTime(last), oc, detail, status,
+			`title "Pricing" → "Pricing plans"; text +5 −2 words`, store.FmtTime(last))
 		require.NoError(tb, err)
 		for j := range perPage {
 			blocked := i%20 == 0 && j == perPage-1
@@ -49,7 +53,7 @@ func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 			_, err := tx.Exec(`INSERT INTO snapshots(page_url, taken_at, blocked_by_robots, status, final_url, title,
 				content_hash, word_count, response_ms, text, not_modified, body_bytes, bytes_saved)
 				VALUES(?, ?, ?, 200, ?, 'Pricing plans', 'abc', 12, 40, ?, ?, 6100, ?)`,
-				u, fmtTime(t0.Add(time.Duration(j)*6*time.Hour)), blocked, u, text, nm, map[bool]any{true: 6100, false: nil}[nm])
+				u, store.FmtTime(t0.Add(time.Duration(j)*6*time.Hour)), blocked, u, text, nm, map[bool]any{true: 6100, false: nil}[nm])
 			require.NoError(tb, err)
 		}
 	}
@@ -64,7 +68,7 @@ func BenchmarkDashboardFirstByte(b *testing.B) {
 	db := bigDashboardDB(b, 10000, 10)
 	h := &harness{db: db, e: env{anyGap: true, guardHooks: guard.TestHooks{Lookup: noDNS}}, clk: newFakeClock()}
 	h.e.now = h.clk.Now
-	st, err := openStore(context.Background(), db, createIfMissing)
+	st, err := store.Open(context.Background(), db, store.CreateIfMissing)
 	require.NoError(b, err)
 	defer st.Close()
 	o := options{db: db, userAgent: defaultUserAgent, timeout: time.Second, parallel: 4, checkRate: 10, checkBurst: 3}
@@ -72,7 +76,7 @@ func BenchmarkDashboardFirstByte(b *testing.B) {
 	require.NoError(b, err)
 	s, err := newServer(m, io.Discard)
 	require.NoError(b, err)
-	srv := httptest.NewServer(s.handler())
+	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
 	client := srv.Client()
 

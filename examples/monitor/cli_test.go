@@ -136,7 +136,7 @@ func TestTrackUntrackStatus(t *testing.T) {
 	code, _, _ = cli(t, e, "track", "-db", db, "-interval", "24h", "https://example.com/a")
 	require.Equal(t, exitOK, code)
 	st := openTestStore(t, db)
-	pages, err := st.pages(context.Background())
+	pages, err := st.Pages(context.Background())
 	require.NoError(t, err)
 	require.Len(t, pages, 2)
 	assert.Equal(t, 24*time.Hour, pages[1].Interval)
@@ -150,7 +150,7 @@ func TestTrackUntrackStatus(t *testing.T) {
 	assert.Equal(t, exitFailure, code)
 	assert.Contains(t, errOut, "not tracked: http://example.org/")
 
-	pages, err = st.pages(context.Background())
+	pages, err = st.Pages(context.Background())
 	require.NoError(t, err)
 	require.Len(t, pages, 1)
 	assert.Equal(t, "https://example.com/a", pages[0].URL)

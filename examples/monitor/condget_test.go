@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -65,7 +66,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	h.run()
 	h.clk.Advance(6 * time.Hour)
 	out := h.run()
-	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 304 not modified ("+fmtBytes(int64(len(body)))+" saved)")
+	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 304 not modified ("+snapshot.FmtBytes(int64(len(body)))+" saved)")
 
 	require.Len(t, v.condHdrs, 2)
 	assert.Empty(t, v.condHdrs[0].Get("If-None-Match"), "nothing to validate the first time")
@@ -89,7 +90,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	// status and the report see it: bytes saved, no change.
 	code, status, _ := h.cli("status")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, status, "conditional GET: 1 answered 304 not modified, "+fmtBytes(int64(len(body)))+" not downloaded again")
+	assert.Contains(t, status, "conditional GET: 1 answered 304 not modified, "+snapshot.FmtBytes(int64(len(body)))+" not downloaded again")
 	code, report, _ := h.cli("report")
 	require.Equal(t, exitOK, code)
 	assert.Equal(t, "no changes\n", report)
@@ -140,7 +141,7 @@ func TestResponseTimeIsServerTimeNotGateWait(t *testing.T) {
 		code, _, errOut = cli(t, e, "run", "-db", db, "-gap", "5s")
 		require.Equal(t, exitOK, code, errOut)
 		st := openTestStore(t, db)
-		snaps, err := st.snapshots(context.Background())
+		snaps, err := st.Snapshots(context.Background())
 		require.NoError(t, err)
 		require.Len(t, snaps, 3)
 		for _, sn := range snaps {

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -72,12 +75,12 @@ func (h *harness) run() string {
 	return out
 }
 
-func (h *harness) snapshots(url string) []snapshot {
+func (h *harness) snapshots(url string) []snapshot.Snapshot {
 	h.t.Helper()
 	st := openTestStore(h.t, h.db)
-	all, err := st.snapshots(context.Background())
+	all, err := st.Snapshots(context.Background())
 	require.NoError(h.t, err)
-	var out []snapshot
+	var out []snapshot.Snapshot
 	for _, sn := range all {
 		if sn.PageURL == url {
 			out = append(out, sn)
@@ -122,14 +125,14 @@ func TestSnapshotFields(t *testing.T) {
 	assert.False(t, sn.Blocked)
 	assert.Equal(t, 200, sn.Status)
 	assert.Equal(t, "http://a.test/p", sn.FinalURL)
-	assert.Equal(t, []hop{{URL: "http://a.test/old", Status: 301, Location: "/p"}}, sn.Redirects)
+	assert.Equal(t, []snapshot.Hop{{URL: "http://a.test/old", Status: 301, Location: "/p"}}, sn.Redirects)
 	assert.Equal(t, "Pricing", sn.Title)
 	assert.Equal(t, "About Pricing", sn.MetaDescription)
 	assert.Equal(t, "http://a.test/canonical", sn.Canonical)
 	assert.Equal(t, "index, follow", sn.MetaRobots)
 	assert.Equal(t, "noarchive", sn.XRobotsTag)
 	assert.Equal(t, "Pricing", sn.H1, "the first h1")
-	assert.Equal(t, []alternate{{Hreflang: "de", URL: "http://a.test/de/"}}, sn.Hreflang)
+	assert.Equal(t, []snapshot.Alternate{{Hreflang: "de", URL: "http://a.test/de/"}}, sn.Hreflang)
 	assert.Len(t, sn.ContentHash, 64)
 	assert.Equal(t, 5, sn.WordCount, "Pricing second one two three")
 	assert.Empty(t, sn.Error)
@@ -175,10 +178,9 @@ func TestDisallowedPageNeverFetchedStoredBlocked(t *testing.T) {
 	assert.Equal(t, 0, s.Count("/private/x"), "never requested")
 	assert.Equal(t, 1, s.Count("/public"))
 
-	st := openTestStore(t, h.db)
 	var blocked int
 	var status, title, desc, hash, words, ms sql.NullString
-	require.NoError(t, st.db.QueryRow(`SELECT blocked_by_robots, status, title, meta_description, content_hash, word_count,
+	require.NoError(t, rawDB(t, h.db).QueryRow(`SELECT blocked_by_robots, status, title, meta_description, content_hash, word_count,
 		response_ms FROM snapshots WHERE page_url = ?`, "http://a.test/private/x").
 		Scan(&blocked, &status, &title, &desc, &hash, &words, &ms))
 	assert.Equal(t, 1, blocked)
@@ -381,7 +383,7 @@ func TestInterruptedRunKeepsFinishedSnapshots(t *testing.T) {
 	assert.Empty(t, h.snapshots("http://a.test/2"))
 
 	st := openTestStore(t, h.db)
-	due, err := st.duePages(context.Background(), h.clk.Now())
+	due, err := st.DuePages(context.Background(), h.clk.Now())
 	require.NoError(t, err)
 	require.Len(t, due, 1)
 	assert.Equal(t, "http://a.test/2", due[0].URL, "the interrupted page stays due")
@@ -398,7 +400,7 @@ func TestWatchSnapshotsEachIntervalAndStopsOnCancel(t *testing.T) {
 	h.e.sleep = func(ctx context.Context, d time.Duration) error {
 		sleeps++
 		require.Positive(t, d)
-		require.LessOrEqual(t, d, maxWatchSleep)
+		require.LessOrEqual(t, d, schedule.MaxWatchSleep)
 		h.clk.Advance(d)
 		if h.clk.Now().Sub(start) >= 13*time.Hour {
 			cancel()
@@ -443,10 +445,10 @@ func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
 	h.track("http://a.test/1", "http://a.test/2")
 	// Another monitor process (a cron run during a watch) holds /1.
 	st := openTestStore(t, h.db)
-	ok, err := st.claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	ok, err := st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(schedule.ClaimLease))
 	require.NoError(t, err)
 	require.True(t, ok)
-	ok, err = st.claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(claimLease))
+	ok, err = st.Claim(context.Background(), "http://a.test/1", h.clk.Now(), h.clk.Now().Add(schedule.ClaimLease))
 	require.NoError(t, err)
 	require.False(t, ok, "a claim is exclusive")
 
@@ -456,7 +458,7 @@ func TestPageHeldByAnotherProcessIsNotCheckedTwice(t *testing.T) {
 	assert.Equal(t, 1, s.Count("/2"))
 
 	// A claim of a crashed process runs out.
-	h.clk.Advance(claimLease)
+	h.clk.Advance(schedule.ClaimLease)
 	out = h.run()
 	assert.Contains(t, out, "run: 1 due, 1 snapshots")
 	assert.Equal(t, 1, s.Count("/1"))
@@ -490,13 +492,13 @@ func TestUnqueueablePageWaitsForInterval(t *testing.T) {
 	h := newHarness(t)
 	s := h.site("a.test", "User-agent: *\nAllow: /\n", "/x")
 	h.track("http://a.test/x")
-	st := openTestStore(t, h.db)
+	raw := rawDB(t, h.db)
 	for _, u := range []string{"ftp://a.test/x", "HTTP://A.TEST/x"} {
-		_, err := st.db.Exec(`INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES(?, 21600, ?, ?)`,
-			u, fmtTime(h.clk.Now()), fmtTime(h.clk.Now()))
+		_, err := raw.Exec(`INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES(?, 21600, ?, ?)`,
+			u, store.FmtTime(h.clk.Now()), store.FmtTime(h.clk.Now()))
 		require.NoError(t, err)
 	}
-	require.NoError(t, st.Close())
+	require.NoError(t, raw.Close())
 
 	out := h.run()
 	assert.Contains(t, out, "run: 3 due, 3 snapshots (2 with errors)")

@@ -56,7 +56,11 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
@@ -73,9 +77,6 @@ const (
 	robotsTTL = time.Hour
 	// robotsRecheck is when an unreachable (5xx) robots.txt is asked again.
 	robotsRecheck = 5 * time.Minute
-	// maxWatchSleep bounds one sleep of watch so that pages tracked by
-	// another process while it sleeps are picked up within a minute.
-	maxWatchSleep = time.Minute
 	// maxURLLen bounds a tracked URL (the frontier's limit).
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
@@ -364,18 +365,18 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		e.logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 
-	var st *store
+	var st *store.Store
 	if o.db != "" {
 		// Read-only commands never create a database, nor write to one.
-		mode := createIfMissing
+		mode := store.CreateIfMissing
 		switch cmd {
 		case "status", "report":
-			mode = readOnly
+			mode = store.ReadOnly
 		case "check":
-			mode = mustExist
+			mode = store.MustExist
 		}
 		var err error
-		st, err = openStore(ctx, o.db, mode)
+		st, err = store.Open(ctx, o.db, mode)
 		if err != nil {
 			return err
 		}
@@ -395,7 +396,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 				return &usageError{fmt.Sprintf("%s: %v", u, err)}
 			}
 		}
-		if err := st.track(ctx, urls, o.interval, now()); err != nil {
+		if err := st.Track(ctx, urls, o.interval, now()); err != nil {
 			return err
 		}
 		for _, u := range urls {
@@ -403,7 +404,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		return nil
 	case "untrack":
-		missing, err := st.untrack(ctx, urls)
+		missing, err := st.Untrack(ctx, urls)
 		if err != nil {
 			return err
 		}
@@ -417,9 +418,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		return nil
 	case "report":
-		return writeReport(ctx, st, stdout, now(), o.since)
+		return report.Changes(ctx, st, stdout, now(), o.since)
 	case "status":
-		return writeStatus(ctx, st, stdout, now(), productToken(o.userAgent))
+		return report.Status(ctx, st, stdout, now(), report.ProductToken(o.userAgent))
 	case "check":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
@@ -431,8 +432,8 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		c := tool.check(ctx, urls[0])
-		writeCard(stdout, c)
-		if c.refused {
+		card.Write(stdout, c)
+		if c.Refused {
 			// An internal address is the user's input refused: exit 2.
 			return &usageError{c.Error}
 		}
@@ -446,7 +447,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		sum, err := m.runOnce(ctx, stdout)
+		sum, err := m.runner().RunOnce(ctx, stdout)
 		line := sum.String()
 		if sum.Due == 0 && err == nil {
 			line += m.nextDueText(ctx)
@@ -465,7 +466,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		return m.watch(ctx, stdout, e.sleeper())
+		return m.runner().Watch(ctx, stdout, e.sleeper())
 	case "serve":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
@@ -491,7 +492,7 @@ func validInterval(d time.Duration) error {
 
 // nextDueText tells, after a run with nothing due, when something will be.
 func (m *monitor) nextDueText(ctx context.Context) string {
-	next, ok, err := m.st.nextDue(ctx)
+	next, ok, err := m.st.NextDue(ctx)
 	switch {
 	case err != nil:
 		return ""
@@ -499,7 +500,7 @@ func (m *monitor) nextDueText(ctx context.Context) string {
 		return "; no pages tracked (add some with: monitor track -db " + m.o.db + " URL)"
 	default:
 		in := next.Sub(m.now()).Round(time.Second)
-		return fmt.Sprintf("; next page due at %s (in %s)", fmtShort(next), fmtDuration(max(in, 0)))
+		return fmt.Sprintf("; next page due at %s (in %s)", snapshot.When(next), fmtDuration(max(in, 0)))
 	}
 }
 

@@ -88,7 +88,7 @@ func TestTimeoutIsRecorded(t *testing.T) {
 		assert.Less(t, time.Since(start), 10*time.Second)
 
 		st := openTestStore(t, db)
-		snaps, err := st.snapshots(t.Context())
+		snaps, err := st.Snapshots(t.Context())
 		require.NoError(t, err)
 		require.Len(t, snaps, 2)
 		assert.Equal(t, "http://a.test/fast", snaps[0].PageURL)
@@ -125,7 +125,7 @@ func TestFreeToolAndSchedulerShareTheHostGap(t *testing.T) {
 
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_, err := m.runOnce(t.Context(), io.Discard)
+			_, err := m.runner().RunOnce(t.Context(), io.Discard)
 			assert.NoError(t, err)
 		})
 		wg.Go(func() {

@@ -9,23 +9,27 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func seed(t *testing.T, st *store, snaps ...*snapshot) {
+func seed(t *testing.T, st *store.Store, snaps ...*snapshot.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	for _, sn := range snaps {
-		require.NoError(t, st.track(ctx, []string{sn.PageURL}, 6*time.Hour, t0))
-		require.NoError(t, st.saveSnapshot(ctx, sn))
+		require.NoError(t, st.Track(ctx, []string{sn.PageURL}, 6*time.Hour, t0))
+		require.NoError(t, st.SaveSnapshot(ctx, sn))
 	}
 }
 
-func report(t *testing.T, st *store, now time.Time, since time.Duration) string {
+func reportOf(t *testing.T, st *store.Store, now time.Time, since time.Duration) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, writeReport(context.Background(), st, &buf, now, since))
+	require.NoError(t, report.Changes(context.Background(), st, &buf, now, since))
 	return buf.String()
 }
 
@@ -33,16 +37,16 @@ func TestReportShowsChangedFieldsOldAndNew(t *testing.T) {
 	st := openTestStore(t, tempDB(t))
 	const u = "https://a.example/pricing"
 	seed(t, st,
-		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "Pricing", MetaDescription: "Cheap", H1: "Plans",
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "Pricing", MetaDescription: "Cheap", H1: "Plans",
 			ContentHash: "aa", WordCount: 100, ResponseTime: time.Millisecond},
-		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
 			H1: "Plans", ContentHash: "bb", WordCount: 120, ResponseTime: 9 * time.Millisecond,
-			Hreflang: []alternate{{"de", "https://a.example/de/pricing"}}},
-		&snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
+			Hreflang: []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/pricing"}}},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Pricing plans", MetaDescription: "Cheap",
 			H1: "Plans", ContentHash: "bb", WordCount: 120, ResponseTime: 5 * time.Millisecond,
-			Hreflang: []alternate{{"de", "https://a.example/de/pricing"}}},
+			Hreflang: []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/pricing"}}},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	want := `https://a.example/pricing
   2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
     title: "Pricing" -> "Pricing plans"
@@ -57,16 +61,16 @@ func TestReportOmitsPagesWhileBlocked(t *testing.T) {
 	st := openTestStore(t, tempDB(t))
 	const blocked, unblocked = "https://a.example/private", "https://a.example/blog/"
 	seed(t, st,
-		&snapshot{PageURL: blocked, TakenAt: t0, Status: 200, Title: "Old"},
-		&snapshot{PageURL: blocked, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
-		&snapshot{PageURL: blocked, TakenAt: t0.Add(12 * time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
+		&snapshot.Snapshot{PageURL: blocked, TakenAt: t0, Status: 200, Title: "Old"},
+		&snapshot.Snapshot{PageURL: blocked, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
+		&snapshot.Snapshot{PageURL: blocked, TakenAt: t0.Add(12 * time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
 		// Blocked once, then allowed again: the blocked row is skipped and
 		// the allowed snapshots around it are compared.
-		&snapshot{PageURL: unblocked, TakenAt: t0, Status: 200, Title: "One"},
-		&snapshot{PageURL: unblocked, TakenAt: t0.Add(6 * time.Hour), Blocked: true},
-		&snapshot{PageURL: unblocked, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Two"},
+		&snapshot.Snapshot{PageURL: unblocked, TakenAt: t0, Status: 200, Title: "One"},
+		&snapshot.Snapshot{PageURL: unblocked, TakenAt: t0.Add(6 * time.Hour), Blocked: true},
+		&snapshot.Snapshot{PageURL: unblocked, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "Two"},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	assert.NotContains(t, got, blocked)
 	assert.Contains(t, got, unblocked+"\n  2026-11-29 12:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"One\" -> \"Two\"\n")
 	assert.NotContains(t, got, "status")
@@ -76,25 +80,25 @@ func TestReportSince(t *testing.T) {
 	st := openTestStore(t, tempDB(t))
 	const u = "https://a.example/"
 	seed(t, st,
-		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "A"},
-		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "B"},
-		&snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 404},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "A"},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "B"},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(12 * time.Hour), Status: 404},
 	)
-	got := report(t, st, t0.Add(13*time.Hour), 2*time.Hour)
+	got := reportOf(t, st, t0.Add(13*time.Hour), 2*time.Hour)
 	assert.NotContains(t, got, `"A" -> "B"`)
 	assert.Contains(t, got, "    status: \"200\" -> \"404\"\n    title: \"B\" -> \"\"\n")
 
-	assert.Equal(t, "no changes\n", report(t, st, t0.Add(30*time.Hour), time.Hour))
+	assert.Equal(t, "no changes\n", reportOf(t, st, t0.Add(30*time.Hour), time.Hour))
 }
 
 func TestReportEscapesHostileValues(t *testing.T) {
 	st := openTestStore(t, tempDB(t))
 	const u = "https://a.example/"
 	seed(t, st,
-		&snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "plain"},
-		&snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "\x1b[2Jgotcha\n" + strings.Repeat("x", 1000)},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0, Status: 200, Title: "plain"},
+		&snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "\x1b[2Jgotcha\n" + strings.Repeat("x", 1000)},
 	)
-	got := report(t, st, t0.Add(7*time.Hour), 0)
+	got := reportOf(t, st, t0.Add(7*time.Hour), 0)
 	assert.NotContains(t, got, "\x1b")
 	assert.Contains(t, got, `\x1b[2Jgotcha\n`)
 	assert.Less(t, len(got), 600)
@@ -105,8 +109,8 @@ func TestReportCLI(t *testing.T) {
 	db := tempDB(t)
 	st := openTestStore(t, db)
 	seed(t, st,
-		&snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-7 * time.Hour), Status: 200, Canonical: "https://a.example/"},
-		&snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-time.Hour), Status: 200, Canonical: "https://a.example/home"},
+		&snapshot.Snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-7 * time.Hour), Status: 200, Canonical: "https://a.example/"},
+		&snapshot.Snapshot{PageURL: "https://a.example/", TakenAt: clk.Now().Add(-time.Hour), Status: 200, Canonical: "https://a.example/home"},
 	)
 	code, out, errOut := cli(t, env{now: clk.Now}, "report", "-db", db, "-since", "2h")
 	require.Equal(t, exitOK, code, errOut)
@@ -119,12 +123,12 @@ func TestStatusShowsSkippedBanner(t *testing.T) {
 	st := openTestStore(t, db)
 	ctx := context.Background()
 	seed(t, st,
-		&snapshot{PageURL: "https://a.example/private", TakenAt: clk.Now().Add(-time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
-		&snapshot{PageURL: "https://a.example/ok", TakenAt: clk.Now().Add(-time.Hour), Status: 200},
-		&snapshot{PageURL: "https://a.example/gone", TakenAt: clk.Now().Add(-time.Hour), Status: 0, Error: "dial tcp: connection refused"},
+		&snapshot.Snapshot{PageURL: "https://a.example/private", TakenAt: clk.Now().Add(-time.Hour), Blocked: true, RobotsRule: `disallowed by "Disallow: /"`},
+		&snapshot.Snapshot{PageURL: "https://a.example/ok", TakenAt: clk.Now().Add(-time.Hour), Status: 200},
+		&snapshot.Snapshot{PageURL: "https://a.example/gone", TakenAt: clk.Now().Add(-time.Hour), Status: 0, Error: "dial tcp: connection refused"},
 	)
-	require.NoError(t, st.track(ctx, []string{"https://b.example/"}, 6*time.Hour, clk.Now()))
-	require.NoError(t, st.deferPage(ctx, "https://b.example/", clk.Now(), clk.Now().Add(5*time.Minute), "robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z"))
+	require.NoError(t, st.Track(ctx, []string{"https://b.example/"}, 6*time.Hour, clk.Now()))
+	require.NoError(t, st.DeferPage(ctx, "https://b.example/", clk.Now(), clk.Now().Add(5*time.Minute), "robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z"))
 
 	code, out, errOut := cli(t, env{now: clk.Now}, "status", "-db", db)
 	require.Equal(t, exitOK, code, errOut)
@@ -149,20 +153,20 @@ func TestReportOnlyBlockedChangesSaysNoChanges(t *testing.T) {
 	st := openTestStore(t, tempDB(t))
 	const a, b, c = "https://a.example/1", "https://a.example/2", "https://a.example/3"
 	seed(t, st,
-		&snapshot{PageURL: a, TakenAt: t0, Status: 200, Title: "Same"},
-		&snapshot{PageURL: a, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Same"},
-		&snapshot{PageURL: b, TakenAt: t0, Status: 200, Title: "Old"},
-		&snapshot{PageURL: b, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
-		&snapshot{PageURL: b, TakenAt: t0.Add(12 * time.Hour), Blocked: true},
-		&snapshot{PageURL: c, TakenAt: t0, Blocked: true},
+		&snapshot.Snapshot{PageURL: a, TakenAt: t0, Status: 200, Title: "Same"},
+		&snapshot.Snapshot{PageURL: a, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "Same"},
+		&snapshot.Snapshot{PageURL: b, TakenAt: t0, Status: 200, Title: "Old"},
+		&snapshot.Snapshot{PageURL: b, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "New"},
+		&snapshot.Snapshot{PageURL: b, TakenAt: t0.Add(12 * time.Hour), Blocked: true},
+		&snapshot.Snapshot{PageURL: c, TakenAt: t0, Blocked: true},
 	)
-	assert.Equal(t, "no changes\n", report(t, st, t0.Add(13*time.Hour), 0))
+	assert.Equal(t, "no changes\n", reportOf(t, st, t0.Add(13*time.Hour), 0))
 
 	// The page after a held-back one is still reported, under its own URL.
 	seed(t, st,
-		&snapshot{PageURL: c, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "C1"},
-		&snapshot{PageURL: c, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "C2"},
+		&snapshot.Snapshot{PageURL: c, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "C1"},
+		&snapshot.Snapshot{PageURL: c, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "C2"},
 	)
 	assert.Equal(t, c+"\n  2026-11-29 18:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"C1\" -> \"C2\"\n",
-		report(t, st, t0.Add(13*time.Hour), 0))
+		reportOf(t, st, t0.Add(13*time.Hour), 0))
 }

@@ -148,7 +148,7 @@ func TestServeWatchAndRunShareTheDatabase(t *testing.T) {
 	assert.Equal(t, len(urls), snapshotsIn(serveOut.String())+snapshotsIn(runOut.String()),
 		"serve:\n%s\nrun:\n%s", serveOut.String(), runOut.String())
 	st := openTestStore(t, db)
-	snaps, err := st.snapshots(context.Background())
+	snaps, err := st.Snapshots(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, snaps, len(urls), "one snapshot per page, none lost")
 	for _, s := range sites {

@@ -17,14 +17,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
+	"github.com/politecrawl/polite/examples/monitor/internal/web"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
 // newTestServer serves h's database through the handlers the real command
 // uses, with h's clock and scripted network.
-func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *server {
+func newTestServer(t *testing.T, h *harness, mods ...func(*options)) *web.Server {
 	t.Helper()
-	st, err := openStore(context.Background(), h.db, createIfMissing)
+	st, err := store.Open(context.Background(), h.db, store.CreateIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	o := options{db: h.db, userAgent: defaultUserAgent, timeout: 5 * time.Second, gap: 0, parallel: 4,
@@ -47,7 +50,7 @@ type response struct {
 }
 
 // do sends one request to the handler, from remote (ip:port).
-func do(t *testing.T, s *server, method, target string, form url.Values, hdr ...string) response {
+func do(t *testing.T, s *web.Server, method, target string, form url.Values, hdr ...string) response {
 	t.Helper()
 	var body io.Reader
 	if form != nil {
@@ -71,7 +74,7 @@ func do(t *testing.T, s *server, method, target string, form url.Values, hdr ...
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	return response{rec.Code, rec.Header(), rec.Body.String()}
 }
 
@@ -145,7 +148,7 @@ func TestDashboardFiltersAndPaginates(t *testing.T) {
 	for i := range 60 {
 		many = append(many, fmt.Sprintf("https://many.test/p%03d", i))
 	}
-	require.NoError(t, st.track(context.Background(), many, 6*time.Hour, h.clk.Now()))
+	require.NoError(t, st.Track(context.Background(), many, 6*time.Hour, h.clk.Now()))
 	s := newTestServer(t, h)
 
 	r := do(t, s, "GET", "/?outcome=blocked", nil)
@@ -219,7 +222,7 @@ func TestFreeToolCardAndBanner(t *testing.T) {
 	assert.Contains(t, r.body, `<a href="https://2-ua.com/support/robots" rel="noopener">Read how our bot respects robots.txt</a>`)
 	assert.Equal(t, 0, site.Count("/private/new"))
 
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, pages, 6, "checking tracks nothing")
 
@@ -253,7 +256,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 	r = do(t, s, "GET", r.header.Get("Location"), nil)
 	assert.Contains(t, r.body, "Page tracked")
 	st := openTestStore(t, h.db)
-	p, ok, err := st.page(context.Background(), "https://shop.test/a")
+	p, ok, err := st.Page(context.Background(), "https://shop.test/a")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, 24*time.Hour, p.Interval)
@@ -269,7 +272,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, r.code, tc.url)
 		assert.Contains(t, r.body, tc.want, tc.url)
 	}
-	_, ok, _ = st.page(context.Background(), "https://shop.test/b")
+	_, ok, _ = st.Page(context.Background(), "https://shop.test/b")
 	assert.False(t, ok)
 
 	// Notices come from a fixed set: text in the URL is never shown.
@@ -282,7 +285,7 @@ func TestTrackAndUntrackForms(t *testing.T) {
 
 	r = do(t, s, "POST", "/untrack", url.Values{"url": {"https://shop.test/a"}})
 	require.Equal(t, http.StatusSeeOther, r.code)
-	_, ok, _ = st.page(context.Background(), "https://shop.test/a")
+	_, ok, _ = st.Page(context.Background(), "https://shop.test/a")
 	assert.False(t, ok)
 	r = do(t, s, "POST", "/untrack", url.Values{"url": {"https://shop.test/a"}})
 	assert.Equal(t, http.StatusNotFound, r.code)
@@ -303,7 +306,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 			assert.Equal(t, http.StatusForbidden, r.code, "%s %v", target, hdr)
 		}
 	}
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, pages)
 	// Same origin (a browser on the dashboard) and no browser at all (curl)
@@ -317,15 +320,15 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 func TestRequestBodiesAreCapped(t *testing.T) {
 	h := newHarness(t)
 	s := newTestServer(t, h)
-	big := url.Values{"url": {"https://shop.test/" + strings.Repeat("a", maxFormBytes)}}
+	big := url.Values{"url": {"https://shop.test/" + strings.Repeat("a", web.MaxFormBytes)}}
 	r := do(t, s, "POST", "/track", big)
 	assert.Equal(t, http.StatusBadRequest, r.code)
 	assert.Contains(t, r.body, "too large")
-	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url":"`+strings.Repeat("a", maxFormBytes)+`"}`))
+	req := httptest.NewRequest("POST", "/api/check", strings.NewReader(`{"url":"`+strings.Repeat("a", web.MaxFormBytes)+`"}`))
 	req.Host = "127.0.0.1:8080"
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "too large")
 }
@@ -356,18 +359,6 @@ func TestFreeToolIsRateLimitedPerClientIP(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r.code)
 }
 
-func TestRateLimiterRefillsOverTime(t *testing.T) {
-	l := newIPLimiter(10.0/60, 1)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ok, _ := l.allow("a", now)
-	require.True(t, ok)
-	ok, wait := l.allow("a", now)
-	require.False(t, ok)
-	assert.Equal(t, 6*time.Second, wait)
-	ok, _ = l.allow("a", now.Add(6*time.Second))
-	assert.True(t, ok, "a refused request does not use a token")
-}
-
 func TestAPIPagesAndSnapshots(t *testing.T) {
 	h := newHarness(t)
 	demoSites(t, h)
@@ -375,7 +366,7 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	r := do(t, s, "GET", "/api/pages?outcome=blocked", nil)
 	require.Equal(t, http.StatusOK, r.code)
 	assert.Equal(t, "application/json; charset=utf-8", r.header.Get("Content-Type"))
-	var list apiPageList
+	var list web.APIPageList
 	require.NoError(t, json.Unmarshal([]byte(r.body), &list))
 	require.Equal(t, 1, list.Total)
 	p := list.Pages[0]
@@ -392,16 +383,16 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	r = do(t, s, "GET", "/api/pages/"+url.PathEscape("http://shop.test/pricing")+"/snapshots", nil)
 	require.Equal(t, http.StatusOK, r.code, r.body)
 	var snaps struct {
-		URL       string        `json:"url"`
-		Total     int           `json:"total"`
-		Snapshots []apiSnapshot `json:"snapshots"`
+		URL       string            `json:"url"`
+		Total     int               `json:"total"`
+		Snapshots []web.APISnapshot `json:"snapshots"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &snaps))
 	assert.Equal(t, "http://shop.test/pricing", snaps.URL)
 	require.Equal(t, 2, snaps.Total)
 	latest := snaps.Snapshots[0]
 	assert.Equal(t, "Pricing plans", latest.Title)
-	var text *apiChange
+	var text *web.APIChange
 	for i, c := range latest.Changes {
 		if c.Field == "text" {
 			text = &latest.Changes[i]
@@ -409,8 +400,8 @@ func TestAPIPagesAndSnapshots(t *testing.T) {
 	}
 	require.NotNil(t, text)
 	assert.Equal(t, 5, text.Added)
-	assert.Contains(t, text.Diff, apiDiffSeg{Op: "delete", Text: "ten"})
-	assert.Contains(t, text.Diff, apiDiffSeg{Op: "insert", Text: "twelve"})
+	assert.Contains(t, text.Diff, web.APIDiffSeg{Op: "delete", Text: "ten"})
+	assert.Contains(t, text.Diff, web.APIDiffSeg{Op: "insert", Text: "twelve"})
 	assert.Empty(t, snaps.Snapshots[1].Changes)
 
 	r = do(t, s, "GET", "/api/pages/"+url.PathEscape("http://nope.test/")+"/snapshots", nil)
@@ -428,9 +419,9 @@ func TestAPICheck(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.RemoteAddr = "127.0.0.1:1"
 	rec := httptest.NewRecorder()
-	s.handler().ServeHTTP(rec, req)
+	s.Handler().ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	var c card
+	var c card.Card
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &c))
 	assert.Equal(t, 200, c.Status)
 	assert.Equal(t, "Pricing plans", c.Title)
@@ -438,7 +429,7 @@ func TestAPICheck(t *testing.T) {
 
 	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://shop.test/private/x"}})
 	require.Equal(t, http.StatusOK, r.code)
-	c = card{}
+	c = card.Card{}
 	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
 	assert.True(t, c.Blocked)
 	assert.Equal(t, "https://2-ua.com/support/robots", c.PolicyURL)
@@ -452,9 +443,9 @@ func TestAPICheck(t *testing.T) {
 }
 
 func TestPolicyURLFromUserAgent(t *testing.T) {
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL(defaultUserAgent))
-	assert.Equal(t, "https://x.example/bot", policyURL("Mozilla/5.0 (compatible; XBot/2.0; +https://x.example/bot)"))
-	assert.Equal(t, "https://2-ua.com/support/robots", policyURL("plain/1.0"))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf(defaultUserAgent))
+	assert.Equal(t, "https://x.example/bot", card.PolicyURLOf("Mozilla/5.0 (compatible; XBot/2.0; +https://x.example/bot)"))
+	assert.Equal(t, "https://2-ua.com/support/robots", card.PolicyURLOf("plain/1.0"))
 }
 
 // TestOnlyKnownHostNamesAreServed: a DNS-rebinding page (its name now
@@ -472,7 +463,7 @@ func TestOnlyKnownHostNamesAreServed(t *testing.T) {
 			assert.Equal(t, http.StatusMisdirectedRequest, r.code, "%s %s Host %q", rq.method, rq.target, host)
 		}
 	}
-	pages, err := openTestStore(t, h.db).pages(context.Background())
+	pages, err := openTestStore(t, h.db).Pages(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, pages, "nothing was tracked")
 	for _, host := range []string{"127.0.0.1:8080", "[::1]:8080", "localhost:8080", "LOCALHOST", "app.localhost", "monitor.internal:8080", "MONITOR.internal"} {
@@ -538,7 +529,7 @@ func TestFreeToolKeepsABoundedBody(t *testing.T) {
 	s := newTestServer(t, h)
 	r := do(t, s, "POST", "/api/check", url.Values{"url": {"http://big.test/"}})
 	require.Equal(t, http.StatusOK, r.code, r.body)
-	var c card
+	var c card.Card
 	require.NoError(t, json.Unmarshal([]byte(r.body), &c))
 	assert.Greater(t, c.WordCount, 1000)
 	assert.LessOrEqual(t, c.WordCount, freeToolMaxBody/len("word ")+1, "at most freeToolMaxBody of the body was kept")

@@ -57,6 +57,7 @@ type ForbiddenError struct {
 	Reason string
 }
 
+// Error says which host, which address and which range.
 func (e *ForbiddenError) Error() string {
 	if e.Host != "" && e.Host != e.Addr.String() {
 		return fmt.Sprintf("refused: %s resolves to %s, %s (the monitor does not fetch internal addresses; -allow-private turns this off)", e.Host, e.Addr, e.Reason)

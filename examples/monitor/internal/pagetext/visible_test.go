@@ -1,4 +1,4 @@
-package main
+package pagetext
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestVisibleTextIsWhatAReaderSees(t *testing.T) {
-	text, cut := visibleText([]byte(`<!doctype html><html><head><title>Not body text</title>
+	text, cut := Visible([]byte(`<!doctype html><html><head><title>Not body text</title>
 <style>p{color:red}</style><script>var x = "hidden";</script></head>
 <body><h1>Pricing</h1><p>Plans   start at <b>10</b>&nbsp;euros.<br>Billed monthly.</p>
 <noscript>enable js</noscript><template><p>later</p></template>
@@ -21,34 +21,34 @@ func TestVisibleTextIsWhatAReaderSees(t *testing.T) {
 
 func TestVisibleTextDecodesDeclaredCharset(t *testing.T) {
 	latin1 := []byte("<p>caf\xe9</p>")
-	text, _ := visibleText(latin1, "text/html; charset=iso-8859-1")
+	text, _ := Visible(latin1, "text/html; charset=iso-8859-1")
 	assert.Equal(t, "café", text)
-	text, _ = visibleText([]byte("\xef\xbb\xbf<p>bom\x00here</p>"), "text/html")
+	text, _ = Visible([]byte("\xef\xbb\xbf<p>bom\x00here</p>"), "text/html")
 	assert.Equal(t, "bomhere", text, "the BOM is not a word, NUL is not text")
 }
 
 func TestVisibleTextIsCapped(t *testing.T) {
-	body := "<p>" + strings.Repeat("word ", maxTextBytes/4) + "</p>"
-	text, cut := visibleText([]byte(body), "text/html")
+	body := "<p>" + strings.Repeat("word ", MaxBytes/4) + "</p>"
+	text, cut := Visible([]byte(body), "text/html")
 	assert.True(t, cut)
-	assert.LessOrEqual(t, len(text), maxTextBytes)
+	assert.LessOrEqual(t, len(text), MaxBytes)
 	assert.True(t, strings.HasSuffix(text, "word"), "cut at a word boundary")
 }
 
 func TestTextCompressionRoundTrip(t *testing.T) {
 	s := strings.Repeat("Visible text of a page, repeated. ", 500)
-	z := compressText(s)
+	z := Compress(s)
 	assert.Less(t, len(z), len(s)/10)
-	back, err := decompressText(z)
+	back, err := Decompress(z)
 	require.NoError(t, err)
 	assert.Equal(t, s, back)
 
 	// A row that inflates past the cap is cut there, with an error.
-	bomb := compressText(strings.Repeat("a", maxTextBytes+1000))
-	back, err = decompressText(bomb)
-	assert.ErrorIs(t, err, errTextTooLong)
-	assert.Len(t, back, maxTextBytes)
-	_, err = decompressText([]byte("not deflate"))
+	bomb := Compress(strings.Repeat("a", MaxBytes+1000))
+	back, err = Decompress(bomb)
+	assert.ErrorIs(t, err, ErrTooLong)
+	assert.Len(t, back, MaxBytes)
+	_, err = Decompress([]byte("not deflate"))
 	assert.Error(t, err)
 }
 
@@ -62,11 +62,11 @@ func FuzzVisibleText(f *testing.F) {
 		f.Add([]byte(s), "text/html")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, ct string) {
-		text, _ := visibleText(body, ct)
+		text, _ := Visible(body, ct)
 		if !utf8.ValidString(text) {
 			t.Fatalf("invalid UTF-8: %q", text)
 		}
-		if len(text) > maxTextBytes {
+		if len(text) > MaxBytes {
 			t.Fatalf("%d bytes past the cap", len(text))
 		}
 		if strings.Contains(text, "  ") || strings.Contains(text, "\n\n") || strings.HasPrefix(text, " ") || strings.HasSuffix(text, " ") {

@@ -1,4 +1,11 @@
-package main
+// Package store is the monitor's SQLite database: the schema and its
+// migrations, the application_id mark, and every query (tracked pages, their
+// snapshots, the claim a check holds, the robots.txt cache, the totals). Only
+// this package opens the database.
+//
+// It never fetches and never prints; the changes it records with a snapshot
+// are computed by package snapshot.
+package store
 
 import (
 	"context"
@@ -16,6 +23,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
+
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 )
 
 // schema is applied on every open; every statement is idempotent so old
@@ -121,7 +130,8 @@ END;
 // lexical order equal to chronological order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
-func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// FmtTime is a time as the database stores it (timeLayout, UTC).
+func FmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(timeLayout, s)
@@ -132,16 +142,8 @@ func parseTime(s string) (time.Time, error) {
 	return t, err
 }
 
-// Outcomes of one check of a page, stored in pages.last_outcome.
-const (
-	outcomeOK         = "ok"                 // fetched, snapshot stored
-	outcomeError      = "error"              // fetch failed, snapshot row stored with the error
-	outcomeBlocked    = "blocked"            // robots.txt disallows; snapshot row with blocked_by_robots = 1
-	outcomeRobotsWait = "robots-unreachable" // robots.txt 5xx/unreachable; no snapshot, retried later
-)
-
-// store is the monitor's SQLite database.
-type store struct {
+// Store is the monitor's SQLite database.
+type Store struct {
 	db *sql.DB
 	// path names the file in every error, so a full disk or a locked file
 	// says which database it is about.
@@ -149,7 +151,7 @@ type store struct {
 }
 
 // wrap names the database file in err (once); nil stays nil.
-func (s *store) wrap(err error) error {
+func (s *Store) wrap(err error) error {
 	if err == nil || errors.Is(err, sql.ErrNoRows) || strings.HasPrefix(err.Error(), "database "+s.path+": ") {
 		return err
 	}
@@ -160,12 +162,12 @@ func (s *store) wrap(err error) error {
 // its own options, so such paths are refused rather than misread.
 const maxDBPathLen = 4096
 
-// errNoDatabase: a read-only command was given a path where no database is.
-var errNoDatabase = errors.New("no database")
+// ErrNoDatabase: a read-only command was given a path where no database is.
+var ErrNoDatabase = errors.New("no database")
 
-// errNotOurs: the file is another program's database, or not one the monitor
+// ErrNotOurs: the file is another program's database, or not one the monitor
 // recognises; nothing was written to it.
-var errNotOurs = errors.New("not a monitor database")
+var ErrNotOurs = errors.New("not a monitor database")
 
 // Application ids of PRAGMA application_id (the database header): the
 // monitor marks its databases "2UAc"; the audit (Crawl Cove) marks its own
@@ -180,20 +182,20 @@ type openMode int
 
 const (
 	// createIfMissing: track, untrack, run, watch, serve.
-	createIfMissing openMode = iota
+	CreateIfMissing openMode = iota
 	// mustExist: check -db reads and updates the robots.txt cache of an
 	// existing database, never creates one.
-	mustExist
+	MustExist
 	// readOnly: status and report open the file read-only (they work on a
 	// read-only mount) and change nothing, not even the mark.
-	readOnly
+	ReadOnly
 )
 
-// openStore opens the database at path as mode allows. A file that is
+// Open opens the database at path as mode allows. A file that is
 // another program's database, or an unknown non-empty one, is refused before
 // anything is written to it; an old monitor database (no mark, recognised by
 // its tables) is upgraded and marked, except by read-only commands.
-func openStore(ctx context.Context, path string, mode openMode) (*store, error) {
+func Open(ctx context.Context, path string, mode openMode) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("no database path")
 	}
@@ -204,8 +206,8 @@ func openStore(ctx context.Context, path string, mode openMode) (*store, error) 
 	switch {
 	case statErr == nil && fi.IsDir():
 		return nil, fmt.Errorf("database %s: is a directory", path)
-	case errors.Is(statErr, fs.ErrNotExist) && mode != createIfMissing:
-		return nil, fmt.Errorf("database %s does not exist (create it with: monitor track -db %s URL): %w", path, path, errNoDatabase)
+	case errors.Is(statErr, fs.ErrNotExist) && mode != CreateIfMissing:
+		return nil, fmt.Errorf("database %s does not exist (create it with: monitor track -db %s URL): %w", path, path, ErrNoDatabase)
 	case errors.Is(statErr, fs.ErrPermission):
 		return nil, fmt.Errorf("database %s: permission denied", path)
 	}
@@ -213,12 +215,12 @@ func openStore(ctx context.Context, path string, mode openMode) (*store, error) 
 		// SQLite says "unable to open database file (14)" for a file it may
 		// not read or write; say what it is.
 		flag := os.O_RDWR
-		if mode == readOnly {
+		if mode == ReadOnly {
 			flag = os.O_RDONLY
 		}
 		f, err := os.OpenFile(path, flag, 0)
 		if errors.Is(err, fs.ErrPermission) {
-			if mode == readOnly {
+			if mode == ReadOnly {
 				return nil, fmt.Errorf("database %s: permission denied (the monitor needs to read it)", path)
 			}
 			return nil, fmt.Errorf("database %s: permission denied (the monitor needs to read and write it)", path)
@@ -237,9 +239,9 @@ func openStore(ctx context.Context, path string, mode openMode) (*store, error) 
 		if err != nil {
 			return nil, err
 		}
-		if mode == readOnly {
+		if mode == ReadOnly {
 			if empty {
-				return nil, fmt.Errorf("database %s is empty (create it with: monitor track -db %s URL): %w", path, path, errNoDatabase)
+				return nil, fmt.Errorf("database %s is empty (create it with: monitor track -db %s URL): %w", path, path, ErrNoDatabase)
 			}
 			if !upToDate {
 				return nil, fmt.Errorf("database %s was written by an older monitor: open it once with a command that writes (monitor run -db %s) to upgrade it", path, path)
@@ -249,7 +251,7 @@ func openStore(ctx context.Context, path string, mode openMode) (*store, error) 
 				return nil, fmt.Errorf("database %s: %w", path, err)
 			}
 			db.SetMaxOpenConns(1)
-			return &store{db: db, path: path}, nil
+			return &Store{db: db, path: path}, nil
 		}
 	}
 	// A plain file name, not a "file:" URI: SQLite would percent-decode a URI
@@ -280,7 +282,7 @@ func openStore(ctx context.Context, path string, mode openMode) (*store, error) 
 		}
 		return nil, fmt.Errorf("database %s: open: %w", path, err)
 	}
-	return &store{db: db, path: path}, nil
+	return &Store{db: db, path: path}, nil
 }
 
 // readOnlyDSN opens path read-only, as a file: URI (the only form in which
@@ -315,9 +317,9 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 	switch id {
 	case monitorAppID, 0:
 	case auditAppID:
-		return false, false, fmt.Errorf("database %s is a Crawl Cove (audit) database, not a monitor database: %w", path, errNotOurs)
+		return false, false, fmt.Errorf("database %s is a Crawl Cove (audit) database, not a monitor database: %w", path, ErrNotOurs)
 	default:
-		return false, false, fmt.Errorf("database %s belongs to another program (application_id %#x), not the monitor: %w", path, id, errNotOurs)
+		return false, false, fmt.Errorf("database %s belongs to another program (application_id %#x), not the monitor: %w", path, id, ErrNotOurs)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table'`)
 	if err != nil {
@@ -338,7 +340,7 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 		return false, false, fmt.Errorf("database %s: %w", path, err)
 	}
 	if id == 0 && len(tables) > 0 && !(tables["pages"] && tables["snapshots"] && tables["robots_cache"]) {
-		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, errNotOurs)
+		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, ErrNotOurs)
 	}
 	upToDate = tables["counters"]
 	for _, c := range addedColumns {
@@ -466,10 +468,11 @@ func hostOf(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-func (s *store) Close() error { return s.db.Close() }
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
 
-// page is one row of pages.
-type page struct {
+// Page is one row of pages.
+type Page struct {
 	URL         string
 	Host        string
 	Interval    time.Duration
@@ -484,19 +487,19 @@ type page struct {
 	LastChanged time.Time // zero: no change seen yet
 }
 
-// due reports when the page may next be checked: its interval, and for a host
+// Due reports when the page may next be checked: its interval, and for a host
 // whose robots.txt was unreachable, not before the robots re-check.
-func (p page) due() time.Time {
+func (p Page) Due() time.Time {
 	if p.RetryAt.After(p.NextDue) {
 		return p.RetryAt
 	}
 	return p.NextDue
 }
 
-// track adds pages or changes their interval. A new page is due at once; a
+// Track adds pages or changes their interval. A new page is due at once; a
 // page already tracked keeps its history and its next due time is
 // recomputed from its last snapshot with the new interval.
-func (s *store) track(ctx context.Context, urls []string, interval time.Duration, now time.Time) error {
+func (s *Store) Track(ctx context.Context, urls []string, interval time.Duration, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -518,7 +521,7 @@ func (s *store) track(ctx context.Context, urls []string, interval time.Duration
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?, ?)
 ON CONFLICT(url) DO UPDATE SET interval_seconds = excluded.interval_seconds, next_due = excluded.next_due`,
-			u, hostOf(u), int64(interval/time.Second), fmtTime(now), fmtTime(next))
+			u, hostOf(u), int64(interval/time.Second), FmtTime(now), FmtTime(next))
 		if err != nil {
 			return s.wrap(err)
 		}
@@ -526,8 +529,8 @@ ON CONFLICT(url) DO UPDATE SET interval_seconds = excluded.interval_seconds, nex
 	return s.wrap(tx.Commit())
 }
 
-// untrack removes pages and their snapshots; it returns the URLs that were not tracked.
-func (s *store) untrack(ctx context.Context, urls []string) (missing []string, err error) {
+// Untrack removes pages and their snapshots; it returns the URLs that were not tracked.
+func (s *Store) Untrack(ctx context.Context, urls []string) (missing []string, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, s.wrap(err)
@@ -548,9 +551,9 @@ func (s *store) untrack(ctx context.Context, urls []string) (missing []string, e
 const pageColumns = `url, host, interval_seconds, added_at, next_due, retry_at, last_attempt_at, last_outcome,
 	last_detail, last_status, last_change, last_change_at`
 
-func scanPage(rows interface{ Scan(...any) error }) (page, error) {
+func scanPage(rows interface{ Scan(...any) error }) (Page, error) {
 	var (
-		p                       page
+		p                       Page
 		secs                    int64
 		added, next             string
 		host, retry, last, oc   sql.NullString
@@ -582,13 +585,13 @@ func scanPage(rows interface{ Scan(...any) error }) (page, error) {
 	return p, nil
 }
 
-func (s *store) queryPages(ctx context.Context, query string, args ...any) ([]page, error) {
+func (s *Store) queryPages(ctx context.Context, query string, args ...any) ([]Page, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	defer rows.Close()
-	var out []page
+	var out []Page
 	for rows.Next() {
 		p, err := scanPage(rows)
 		if err != nil {
@@ -599,27 +602,27 @@ func (s *store) queryPages(ctx context.Context, query string, args ...any) ([]pa
 	return out, rows.Err()
 }
 
-// pages returns every tracked page ordered by URL.
-func (s *store) pages(ctx context.Context) ([]page, error) {
+// Pages returns every tracked page ordered by URL.
+func (s *Store) Pages(ctx context.Context) ([]Page, error) {
 	return s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages ORDER BY url`)
 }
 
-// page returns one tracked page; ok is false when it is not tracked.
-func (s *store) page(ctx context.Context, url string) (page, bool, error) {
+// Page returns one tracked page; ok is false when it is not tracked.
+func (s *Store) Page(ctx context.Context, url string) (Page, bool, error) {
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages WHERE url = ?`, url)
 	if err != nil || len(ps) == 0 {
-		return page{}, false, s.wrap(err)
+		return Page{}, false, s.wrap(err)
 	}
 	return ps[0], true, nil
 }
 
-// pageFilter selects pages for the dashboard and the API.
-type pageFilter struct {
+// PageFilter selects pages for the dashboard and the API.
+type PageFilter struct {
 	Host    string // scheme://host[:port]; "" = all
 	Outcome string // an outcome*, "new" for never checked; "" = all
 }
 
-func (f pageFilter) where() (string, []any) {
+func (f PageFilter) where() (string, []any) {
 	var conds []string
 	var args []any
 	if f.Host != "" {
@@ -640,11 +643,11 @@ func (f pageFilter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// listPages returns one page of the filtered list, ordered by URL, and the
+// ListPages returns one page of the filtered list, ordered by URL, and the
 // number of pages the filter matches. Both queries use an index (pages_host,
 // pages_outcome or the primary key), so the dashboard's cost does not grow
 // with the number of snapshots.
-func (s *store) listPages(ctx context.Context, f pageFilter, limit, offset int) ([]page, int, error) {
+func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) ([]Page, int, error) {
 	where, args := f.where()
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pages`+where, args...).Scan(&total); err != nil {
@@ -655,8 +658,8 @@ func (s *store) listPages(ctx context.Context, f pageFilter, limit, offset int) 
 	return ps, total, s.wrap(err)
 }
 
-// hosts returns the distinct hosts of tracked pages, for the filter.
-func (s *store) hosts(ctx context.Context) ([]string, error) {
+// Hosts returns the distinct hosts of tracked pages, for the filter.
+func (s *Store) Hosts(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
 	if err != nil {
 		return nil, s.wrap(err)
@@ -673,14 +676,15 @@ func (s *store) hosts(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// totals are the dashboard's and status's summary figures.
-type totals struct {
+// Totals are the dashboard's and status's summary figures.
+type Totals struct {
 	Pages, Snapshots, NotModified int
 	BytesSaved                    int64
 }
 
-func (s *store) totals(ctx context.Context) (totals, error) {
-	var t totals
+// Totals reads the summary figures (the counters kept by triggers).
+func (s *Store) Totals(ctx context.Context) (Totals, error) {
+	var t Totals
 	var saved sql.NullInt64
 	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages),
 	(SELECT value FROM counters WHERE name = 'snapshots'), (SELECT value FROM counters WHERE name = 'not_modified'),
@@ -690,115 +694,34 @@ func (s *store) totals(ctx context.Context) (totals, error) {
 	return t, s.wrap(err)
 }
 
-// duePages returns the pages whose check is due at now.
-func (s *store) duePages(ctx context.Context, now time.Time) ([]page, error) {
-	all, err := s.pages(ctx)
+// DuePages returns the pages whose check is due at now.
+func (s *Store) DuePages(ctx context.Context, now time.Time) ([]Page, error) {
+	all, err := s.Pages(ctx)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
-	var due []page
+	var due []Page
 	for _, p := range all {
-		if !p.due().After(now) {
+		if !p.Due().After(now) {
 			due = append(due, p)
 		}
 	}
 	return due, nil
 }
 
-// nextDue returns the earliest time a page becomes due; ok is false when
+// NextDue returns the earliest time a page becomes due; ok is false when
 // nothing is tracked.
-func (s *store) nextDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	all, err := s.pages(ctx)
+func (s *Store) NextDue(ctx context.Context) (t time.Time, ok bool, err error) {
+	all, err := s.Pages(ctx)
 	if err != nil {
 		return time.Time{}, false, s.wrap(err)
 	}
 	for _, p := range all {
-		if d := p.due(); !ok || d.Before(t) {
+		if d := p.Due(); !ok || d.Before(t) {
 			t, ok = d, true
 		}
 	}
 	return t, ok, nil
-}
-
-// hop is one redirect of a snapshot's chain.
-type hop struct {
-	URL      string `json:"url"`
-	Status   int    `json:"status"`
-	Location string `json:"location,omitempty"`
-}
-
-// alternate is one hreflang link of a snapshot.
-type alternate struct {
-	Hreflang string `json:"hreflang"`
-	URL      string `json:"url"`
-}
-
-// snapshot is one row of snapshots. A blocked snapshot carries no SEO fields.
-type snapshot struct {
-	ID              int64
-	PageURL         string
-	TakenAt         time.Time
-	Blocked         bool
-	RobotsRule      string // why it was blocked, e.g. `disallowed by "Disallow: /"`
-	Status          int    // 0: no response; a 304 keeps the 200 it confirms (NotModified says so)
-	FinalURL        string
-	Redirects       []hop
-	Title           string
-	MetaDescription string
-	Canonical       string
-	MetaRobots      string
-	XRobotsTag      string
-	H1              string
-	Hreflang        []alternate
-	ContentHash     string
-	WordCount       int
-	ResponseTime    time.Duration // the server's time: first byte plus body of the final request
-	Error           string
-
-	TextZ        []byte // visible text, deflate (compressText); nil: none stored
-	TextCut      bool   // the text was cut at maxTextBytes
-	ETag         string // validators of the 200 response (carried over by a 304)
-	LastModified string
-	NotModified  bool     // the server answered 304 to a conditional GET
-	BodyBytes    int64    // body size of the 200 (carried over by a 304)
-	BytesSaved   int64    // NotModified: the body the server did not send again
-	Changes      []string // fields changed since the previous snapshot (set by saveSnapshot)
-
-	text    string
-	textErr error
-	textOK  bool
-}
-
-// Text returns the stored visible text.
-func (sn *snapshot) Text() (string, error) {
-	if !sn.textOK {
-		sn.text, sn.textErr = decompressText(sn.TextZ)
-		sn.textOK = true
-	}
-	return sn.text, sn.textErr
-}
-
-// setText stores t (already capped) compressed.
-func (sn *snapshot) setText(t string, cut bool) {
-	sn.TextZ, sn.TextCut = compressText(t), cut
-	sn.text, sn.textErr, sn.textOK = t, nil, true
-}
-
-// outcome classifies a stored snapshot for pages.last_outcome. A 5xx is an
-// error of the site, not a successful check.
-func (sn *snapshot) outcome() (outcome, detail string) {
-	switch {
-	case sn.Blocked:
-		return outcomeBlocked, sn.RobotsRule
-	case sn.Error != "":
-		return outcomeError, sn.Error
-	case sn.Status >= 500:
-		return outcomeError, fmt.Sprintf("HTTP %d (server error)", sn.Status)
-	case sn.NotModified:
-		return outcomeOK, fmt.Sprintf("HTTP 304 not modified (%s saved)", fmtBytes(sn.BytesSaved))
-	default:
-		return outcomeOK, fmt.Sprintf("HTTP %d", sn.Status)
-	}
 }
 
 func nullStr(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
@@ -811,12 +734,12 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 	return sql.NullString{String: string(b), Valid: err == nil}, err
 }
 
-// saveSnapshot stores a snapshot and schedules the page's next check one
+// SaveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
 // or not at all. It also compares the snapshot with the page's previous
 // comparable one and records what changed (snapshots.changes and the
 // page's last_change), so the dashboard shows it without diffing.
-func (s *store) saveSnapshot(ctx context.Context, sn *snapshot) error {
+func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 	redirects, err := jsonOrNull(sn.Redirects, len(sn.Redirects) == 0)
 	if err != nil {
 		return s.wrap(err)
@@ -838,12 +761,12 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 		case err != nil:
 			return s.wrap(err)
 		default:
-			changes := diffSnapshots(prev, sn)
+			changes := snapshot.Diff(prev, sn)
 			sn.Changes = nil
 			for _, c := range changes {
 				sn.Changes = append(sn.Changes, c.Field)
 			}
-			changeLine = changesLine(changes)
+			changeLine = snapshot.ChangesLine(changes)
 		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -878,7 +801,7 @@ INSERT INTO snapshots(page_url, taken_at, blocked_by_robots, robots_rule, status
 	title, meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
 	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes)
 VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sn.PageURL, fmtTime(sn.TakenAt), sn.Blocked, nullStr(sn.RobotsRule), status, nullStr(sn.FinalURL), redirects,
+		sn.PageURL, FmtTime(sn.TakenAt), sn.Blocked, nullStr(sn.RobotsRule), status, nullStr(sn.FinalURL), redirects,
 		nullStr(sn.Title), nullStr(sn.MetaDescription), nullStr(sn.Canonical), nullStr(sn.MetaRobots),
 		nullStr(sn.XRobotsTag), nullStr(sn.H1), hreflang, nullStr(sn.ContentHash), words, ms, nullStr(sn.Error),
 		textZ, sn.TextCut && !sn.Blocked, nullStr(sn.ETag), nullStr(sn.LastModified), sn.NotModified && !sn.Blocked,
@@ -887,7 +810,7 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 		return s.wrap(err)
 	}
 	sn.ID, _ = res.LastInsertId()
-	oc, detail := sn.outcome()
+	oc, detail := sn.Outcome()
 	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
 	if sn.NotModified && !sn.Blocked {
 		status.Int64 = http.StatusNotModified // what the server answered this time
@@ -895,27 +818,27 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	if _, err := tx.ExecContext(ctx, `
 UPDATE pages SET next_due = ?, retry_at = NULL, last_attempt_at = ?, last_outcome = ?, last_detail = ?, last_status = ?
 WHERE url = ?`,
-		fmtTime(next), fmtTime(sn.TakenAt), oc, nullStr(detail), status, sn.PageURL); err != nil {
+		FmtTime(next), FmtTime(sn.TakenAt), oc, nullStr(detail), status, sn.PageURL); err != nil {
 		return s.wrap(err)
 	}
 	if changeLine != "" {
 		if _, err := tx.ExecContext(ctx, `UPDATE pages SET last_change = ?, last_change_at = ? WHERE url = ?`,
-			changeLine, fmtTime(sn.TakenAt), sn.PageURL); err != nil {
+			changeLine, FmtTime(sn.TakenAt), sn.PageURL); err != nil {
 			return s.wrap(err)
 		}
 	}
 	return s.wrap(tx.Commit())
 }
 
-// claim takes page url for one check until leaseEnd, if it is still due at
+// Claim takes page url for one check until leaseEnd, if it is still due at
 // now: two monitor processes on one database (a cron run during a watch)
 // then never check one page twice. It reports false when another process
 // holds the page or has already checked it.
-func (s *store) claim(ctx context.Context, url string, now, leaseEnd time.Time) (bool, error) {
-	n := fmtTime(now)
+func (s *Store) Claim(ctx context.Context, url string, now, leaseEnd time.Time) (bool, error) {
+	n := FmtTime(now)
 	res, err := s.db.ExecContext(ctx, `
 UPDATE pages SET retry_at = ? WHERE url = ? AND next_due <= ? AND (retry_at IS NULL OR retry_at <= ?)`,
-		fmtTime(leaseEnd), url, n, n)
+		FmtTime(leaseEnd), url, n, n)
 	if err != nil {
 		return false, s.wrap(err)
 	}
@@ -923,26 +846,26 @@ UPDATE pages SET retry_at = ? WHERE url = ? AND next_due <= ? AND (retry_at IS N
 	return rows == 1, s.wrap(err)
 }
 
-// release gives back a claimed page that was not checked (the run was
+// Release gives back a claimed page that was not checked (the run was
 // interrupted): it is due again at once.
-func (s *store) release(ctx context.Context, url string) error {
+func (s *Store) Release(ctx context.Context, url string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE pages SET retry_at = NULL WHERE url = ?`, url)
 	return s.wrap(err)
 }
 
-// deferPage records a check that took no snapshot because robots.txt was
+// DeferPage records a check that took no snapshot because robots.txt was
 // unreachable: the page stays due, but not before retryAt.
-func (s *store) deferPage(ctx context.Context, url string, at, retryAt time.Time, detail string) error {
+func (s *Store) DeferPage(ctx context.Context, url string, at, retryAt time.Time, detail string) error {
 	_, err := s.db.ExecContext(ctx, `
 UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detail = ? WHERE url = ?`,
-		fmtTime(retryAt), fmtTime(at), outcomeRobotsWait, nullStr(detail), url)
+		FmtTime(retryAt), FmtTime(at), snapshot.OutcomeRobotsWait, nullStr(detail), url)
 	return s.wrap(err)
 }
 
-// lastGood returns the page's latest snapshot that holds a 200 response
+// LastGood returns the page's latest snapshot that holds a 200 response
 // (a 304 carries its 200 over): the base of the next conditional GET and
 // what a 304 carries over. ok is false when there is none.
-func (s *store) lastGood(ctx context.Context, url string) (*snapshot, bool, error) {
+func (s *Store) LastGood(ctx context.Context, url string) (*snapshot.Snapshot, bool, error) {
 	sn, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
 WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, url))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -957,19 +880,19 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 	return sn, true, nil
 }
 
-// snapshots returns the snapshots of every page, ordered by page then time.
-func (s *store) snapshots(ctx context.Context) ([]snapshot, error) {
-	var out []snapshot
-	err := s.eachSnapshot(ctx, func(sn *snapshot) error {
+// Snapshots returns the snapshots of every page, ordered by page then time.
+func (s *Store) Snapshots(ctx context.Context) ([]snapshot.Snapshot, error) {
+	var out []snapshot.Snapshot
+	err := s.EachSnapshot(ctx, func(sn *snapshot.Snapshot) error {
 		out = append(out, *sn)
 		return nil
 	})
 	return out, s.wrap(err)
 }
 
-// pageSnapshots returns up to limit snapshots of one page, newest first,
+// PageSnapshots returns up to limit snapshots of one page, newest first,
 // skipping offset, and how many the page has.
-func (s *store) pageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot, int, error) {
+func (s *Store) PageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot.Snapshot, int, error) {
 	var total int
 	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots WHERE page_url = ?`, url).Scan(&total); err != nil {
 		return nil, 0, s.wrap(err)
@@ -980,7 +903,7 @@ ORDER BY taken_at DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
 		return nil, 0, s.wrap(err)
 	}
 	defer rows.Close()
-	var out []*snapshot
+	var out []*snapshot.Snapshot
 	for rows.Next() {
 		sn, err := scanSnapshotRow(rows)
 		if err != nil {
@@ -995,9 +918,9 @@ const snapshotColumns = `id, page_url, taken_at, blocked_by_robots, robots_rule,
 	meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
 	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes`
 
-func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot, error) {
+func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, error) {
 	var (
-		sn                                                  snapshot
+		sn                                                  snapshot.Snapshot
 		taken                                               string
 		rule, final, redirects, title, desc, canon, mrobots sql.NullString
 		xrobots, h1, hreflang, hash, errText                sql.NullString
@@ -1038,10 +961,10 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot, error) {
 	return &sn, nil
 }
 
-// eachSnapshot calls fn with every snapshot, ordered by page then time,
+// EachSnapshot calls fn with every snapshot, ordered by page then time,
 // one row at a time: a report over years of snapshots does not hold them
 // all in memory. fn must not use the store (its one connection is busy).
-func (s *store) eachSnapshot(ctx context.Context, fn func(*snapshot) error) error {
+func (s *Store) EachSnapshot(ctx context.Context, fn func(*snapshot.Snapshot) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots ORDER BY page_url, taken_at, id`)
 	if err != nil {
 		return s.wrap(err)
@@ -1072,7 +995,7 @@ type robotsRow struct {
 	Err       string
 }
 
-func (s *store) loadRobots(ctx context.Context, host string) (robotsRow, bool, error) {
+func (s *Store) loadRobots(ctx context.Context, host string) (robotsRow, bool, error) {
 	var (
 		r             robotsRow
 		fetched, exp  string
@@ -1110,7 +1033,7 @@ const (
 // saveRobots stores r and, in the same transaction, evicts every expired
 // copy (robots.Cache refetches those anyway) and trims untracked hosts' rows
 // to the caps above, so anonymous checks cannot grow the file without bound.
-func (s *store) saveRobots(ctx context.Context, r robotsRow) error {
+func (s *Store) saveRobots(ctx context.Context, r robotsRow) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -1120,10 +1043,10 @@ func (s *store) saveRobots(ctx context.Context, r robotsRow) error {
 INSERT INTO robots_cache(host, url, status, body, fetched_at, expires_at, error) VALUES(?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(host) DO UPDATE SET url = excluded.url, status = excluded.status, body = excluded.body,
 	fetched_at = excluded.fetched_at, expires_at = excluded.expires_at, error = excluded.error`,
-		r.Host, nullStr(r.URL), r.Status, r.Body, fmtTime(r.FetchedAt), fmtTime(r.ExpiresAt), nullStr(r.Err)); err != nil {
+		r.Host, nullStr(r.URL), r.Status, r.Body, FmtTime(r.FetchedAt), FmtTime(r.ExpiresAt), nullStr(r.Err)); err != nil {
 		return s.wrap(err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, fmtTime(r.FetchedAt)); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, FmtTime(r.FetchedAt)); err != nil {
 		return s.wrap(err)
 	}
 	if _, err := tx.ExecContext(ctx, `

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"encoding/json"
@@ -7,13 +7,17 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 // The JSON API: the dashboard's data for scripts. Times are RFC 3339 UTC;
 // lists are paginated with ?page=N (50 pages or 30 snapshots a page).
 
-// apiPage is one tracked page in /api/pages.
-type apiPage struct {
+// APIPage is one tracked page in /api/pages.
+type APIPage struct {
 	URL             string     `json:"url"`
 	Host            string     `json:"host"`
 	IntervalSeconds int64      `json:"interval_seconds"`
@@ -28,11 +32,12 @@ type apiPage struct {
 	Banner          string     `json:"banner,omitempty"` // set when the latest check was skipped by robots.txt
 }
 
-type apiPageList struct {
+// APIPageList is the answer of GET /api/pages.
+type APIPageList struct {
 	Total   int       `json:"total"`
 	Page    int       `json:"page"`
 	PerPage int       `json:"per_page"`
-	Pages   []apiPage `json:"pages"`
+	Pages   []APIPage `json:"pages"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -43,81 +48,82 @@ func timePtr(t time.Time) *time.Time {
 	return &u
 }
 
-func (s *server) toAPIPage(p page) apiPage {
-	a := apiPage{URL: p.URL, Host: p.Host, IntervalSeconds: int64(p.Interval / time.Second), AddedAt: p.Added.UTC(),
+func (s *Server) toAPIPage(p store.Page) APIPage {
+	a := APIPage{URL: p.URL, Host: p.Host, IntervalSeconds: int64(p.Interval / time.Second), AddedAt: p.Added.UTC(),
 		LastCheck: timePtr(p.LastAttempt), LastOutcome: p.LastOutcome, LastDetail: p.LastDetail, LastStatus: p.LastStatus,
-		NextDue: p.due().UTC(), LastChange: p.LastChange, LastChangeAt: timePtr(p.LastChanged)}
-	if p.LastOutcome == outcomeBlocked {
+		NextDue: p.Due().UTC(), LastChange: p.LastChange, LastChangeAt: timePtr(p.LastChanged)}
+	if p.LastOutcome == snapshot.OutcomeBlocked {
 		a.Banner = s.banner
 	}
 	return a
 }
 
-func (s *server) apiPages(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiPages(w http.ResponseWriter, r *http.Request) {
 	f, err := s.filter(r)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	n := pageNumber(r)
-	pages, total, err := s.st.listPages(r.Context(), f, pageSize, (n-1)*pageSize)
+	pages, total, err := s.st.ListPages(r.Context(), f, pageSize, (n-1)*pageSize)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	out := apiPageList{Total: total, Page: n, PerPage: pageSize, Pages: make([]apiPage, 0, len(pages))}
+	out := APIPageList{Total: total, Page: n, PerPage: pageSize, Pages: make([]APIPage, 0, len(pages))}
 	for _, p := range pages {
 		out.Pages = append(out.Pages, s.toAPIPage(p))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// apiSnapshot is one snapshot in /api/pages/{url}/snapshots.
-type apiSnapshot struct {
-	ID              int64       `json:"id"`
-	TakenAt         time.Time   `json:"taken_at"`
-	Blocked         bool        `json:"blocked_by_robots"`
-	RobotsRule      string      `json:"robots_rule,omitempty"`
-	Status          int         `json:"status,omitempty"`
-	NotModified     bool        `json:"not_modified"`
-	BytesSaved      int64       `json:"bytes_saved,omitempty"`
-	FinalURL        string      `json:"final_url,omitempty"`
-	Redirects       []hop       `json:"redirects,omitempty"`
-	Title           string      `json:"title,omitempty"`
-	MetaDescription string      `json:"meta_description,omitempty"`
-	Canonical       string      `json:"canonical,omitempty"`
-	MetaRobots      string      `json:"meta_robots,omitempty"`
-	XRobotsTag      string      `json:"x_robots_tag,omitempty"`
-	H1              string      `json:"h1,omitempty"`
-	Hreflang        []alternate `json:"hreflang,omitempty"`
-	WordCount       int         `json:"word_count,omitempty"`
-	ResponseMS      int64       `json:"response_ms,omitempty"`
-	Error           string      `json:"error,omitempty"`
-	Changes         []apiChange `json:"changes,omitempty"`
+// APISnapshot is one snapshot in /api/pages/{url}/snapshots.
+type APISnapshot struct {
+	ID              int64                `json:"id"`
+	TakenAt         time.Time            `json:"taken_at"`
+	Blocked         bool                 `json:"blocked_by_robots"`
+	RobotsRule      string               `json:"robots_rule,omitempty"`
+	Status          int                  `json:"status,omitempty"`
+	NotModified     bool                 `json:"not_modified"`
+	BytesSaved      int64                `json:"bytes_saved,omitempty"`
+	FinalURL        string               `json:"final_url,omitempty"`
+	Redirects       []snapshot.Hop       `json:"redirects,omitempty"`
+	Title           string               `json:"title,omitempty"`
+	MetaDescription string               `json:"meta_description,omitempty"`
+	Canonical       string               `json:"canonical,omitempty"`
+	MetaRobots      string               `json:"meta_robots,omitempty"`
+	XRobotsTag      string               `json:"x_robots_tag,omitempty"`
+	H1              string               `json:"h1,omitempty"`
+	Hreflang        []snapshot.Alternate `json:"hreflang,omitempty"`
+	WordCount       int                  `json:"word_count,omitempty"`
+	ResponseMS      int64                `json:"response_ms,omitempty"`
+	Error           string               `json:"error,omitempty"`
+	Changes         []APIChange          `json:"changes,omitempty"`
 }
 
-// apiChange is one changed field; for "text", Diff holds the word diff as
+// APIChange is one changed field; for "text", Diff holds the word diff as
 // segments whose op is "equal", "delete", "insert" or "gap" (unchanged text
 // left out).
-type apiChange struct {
+type APIChange struct {
 	Field   string       `json:"field"`
 	Old     string       `json:"old,omitempty"`
 	New     string       `json:"new,omitempty"`
 	Added   int          `json:"words_added,omitempty"`
 	Removed int          `json:"words_removed,omitempty"`
-	Diff    []apiDiffSeg `json:"diff,omitempty"`
+	Diff    []APIDiffSeg `json:"diff,omitempty"`
 }
 
-type apiDiffSeg struct {
+// APIDiffSeg is one segment of a word diff in the API.
+type APIDiffSeg struct {
 	Op   string `json:"op"`
 	Text string `json:"text"`
 }
 
-var opNames = map[diffOp]string{opEqual: "equal", opDelete: "delete", opInsert: "insert", opGap: "gap"}
+var opNames = map[pagetext.Op]string{pagetext.OpEqual: "equal", pagetext.OpDelete: "delete", pagetext.OpInsert: "insert", pagetext.OpGap: "gap"}
 
-func (s *server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 	u := r.PathValue("url")
-	p, ok, err := s.st.page(r.Context(), u)
+	p, ok, err := s.st.Page(r.Context(), u)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -137,21 +143,21 @@ func (s *server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 		Total     int           `json:"total"`
 		Page      int           `json:"page"`
 		PerPage   int           `json:"per_page"`
-		Snapshots []apiSnapshot `json:"snapshots"`
-	}{URL: p.URL, Total: total, Page: n, PerPage: historySize, Snapshots: make([]apiSnapshot, 0, len(entries))}
+		Snapshots []APISnapshot `json:"snapshots"`
+	}{URL: p.URL, Total: total, Page: n, PerPage: historySize, Snapshots: make([]APISnapshot, 0, len(entries))}
 	for _, e := range entries {
 		sn := e.S
-		a := apiSnapshot{ID: sn.ID, TakenAt: sn.TakenAt.UTC(), Blocked: sn.Blocked, RobotsRule: sn.RobotsRule,
+		a := APISnapshot{ID: sn.ID, TakenAt: sn.TakenAt.UTC(), Blocked: sn.Blocked, RobotsRule: sn.RobotsRule,
 			Status: sn.Status, NotModified: sn.NotModified, BytesSaved: sn.BytesSaved, FinalURL: sn.FinalURL,
 			Redirects: sn.Redirects, Title: sn.Title, MetaDescription: sn.MetaDescription, Canonical: sn.Canonical,
 			MetaRobots: sn.MetaRobots, XRobotsTag: sn.XRobotsTag, H1: sn.H1, Hreflang: sn.Hreflang,
 			WordCount: sn.WordCount, ResponseMS: sn.ResponseTime.Milliseconds(), Error: sn.Error}
 		for _, c := range e.Changes {
-			ac := apiChange{Field: c.Field, Old: c.Old, New: c.New}
+			ac := APIChange{Field: c.Field, Old: c.Old, New: c.New}
 			if c.Text != nil {
 				ac.Added, ac.Removed = c.Text.Added, c.Text.Removed
 				for _, sg := range c.Text.Segs {
-					ac.Diff = append(ac.Diff, apiDiffSeg{Op: opNames[sg.Op], Text: sg.Text})
+					ac.Diff = append(ac.Diff, APIDiffSeg{Op: opNames[sg.Op], Text: sg.Text})
 				}
 			}
 			a.Changes = append(a.Changes, ac)
@@ -163,7 +169,7 @@ func (s *server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 
 // apiCheck is the free tool: POST a form field url=... or a JSON body
 // {"url": "..."}; the answer is the card.
-func (s *server) apiCheck(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 	var raw string
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/json" {
 		var body struct {
@@ -186,7 +192,7 @@ func (s *server) apiCheck(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "no URL given"})
 		return
 	}
-	u, err := canonicalURL(raw)
+	u, err := s.cfg.CanonicalURL(raw)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
@@ -195,7 +201,7 @@ func (s *server) apiCheck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c := s.tool.check(r.Context(), u)
+	c := s.cfg.Check(r.Context(), u)
 	release()
 	writeJSON(w, http.StatusOK, c)
 }

@@ -1,4 +1,4 @@
-package main
+package pagetext
 
 import (
 	"bytes"
@@ -22,9 +22,9 @@ import (
 // monitor, in the encoding fetch/page settled on, rather than changing a
 // shared package.)
 
-// maxTextBytes caps the stored text of one snapshot; the rest is dropped at
+// MaxBytes caps the stored text of one snapshot; the rest is dropped at
 // a word boundary and the snapshot says the text was cut.
-const maxTextBytes = 100 << 10
+const MaxBytes = 100 << 10
 
 // skipText are the elements whose content is not visible text.
 var skipText = map[string]bool{
@@ -69,7 +69,7 @@ func (t *textBuilder) rune(r rune) {
 		t.inWord, t.pendingNL = true, false
 	}
 	t.b = utf8.AppendRune(t.b, r)
-	if len(t.b) > maxTextBytes {
+	if len(t.b) > MaxBytes {
 		// Drop the word being written: the text ends at a word boundary.
 		t.b = t.b[:t.wordStart]
 		t.cut, t.inWord = true, false
@@ -92,11 +92,11 @@ func (t *textBuilder) newline() {
 	}
 }
 
-// visibleText reads an HTML document (decoded by its Content-Type charset,
+// Visible reads an HTML document (decoded by its Content-Type charset,
 // BOM or <meta charset>) and returns its visible text, one line per block,
-// words separated by single spaces, and whether it was cut at maxTextBytes.
+// words separated by single spaces, and whether it was cut at MaxBytes.
 // Malformed markup never fails; the input is whatever fetch kept (capped).
-func visibleText(body []byte, contentType string) (string, bool) {
+func Visible(body []byte, contentType string) (string, bool) {
 	r, err := charset.NewReader(bytes.NewReader(body), contentType)
 	if err != nil {
 		r = bytes.NewReader(body)
@@ -182,8 +182,8 @@ func rawTagName(buf *[16]byte, raw []byte) []byte {
 	return buf[:n]
 }
 
-// compressText deflates text for the snapshots.text column.
-func compressText(s string) []byte {
+// Compress deflates text for the snapshots.text column.
+func Compress(s string) []byte {
 	if s == "" {
 		return nil
 	}
@@ -196,24 +196,24 @@ func compressText(s string) []byte {
 	return buf.Bytes()
 }
 
-// errTextTooLong: a stored text inflates past its cap (a damaged or hostile
+// ErrTooLong: a stored text inflates past its cap (a damaged or hostile
 // database row); reading stops there.
-var errTextTooLong = errors.New("stored text longer than the cap")
+var ErrTooLong = errors.New("stored text longer than the cap")
 
-// decompressText inflates a snapshots.text value, reading at most
-// maxTextBytes+1 bytes whatever the row holds.
-func decompressText(z []byte) (string, error) {
+// Decompress inflates a snapshots.text value, reading at most
+// MaxBytes+1 bytes whatever the row holds.
+func Decompress(z []byte) (string, error) {
 	if len(z) == 0 {
 		return "", nil
 	}
 	r := flate.NewReader(bytes.NewReader(z))
 	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, maxTextBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, MaxBytes+1))
 	if err != nil {
 		return "", err
 	}
-	if len(b) > maxTextBytes {
-		return string(b[:maxTextBytes]), errTextTooLong
+	if len(b) > MaxBytes {
+		return string(b[:MaxBytes]), ErrTooLong
 	}
 	return string(b), nil
 }

@@ -1,4 +1,4 @@
-package main
+package pagetext
 
 import (
 	"strings"
@@ -14,33 +14,37 @@ import (
 // go-diff's own line-mode technique applied to words, so insertions and
 // deletions fall on word boundaries and read as a person expects.
 
-// diffOp is the kind of one segment of a word diff.
-type diffOp int
+// Op is the kind of one segment of a word diff.
+type Op int
 
 const (
-	opEqual diffOp = iota
-	opDelete
-	opInsert
-	opGap // equal text left out of the rendering ("…")
+	OpEqual Op = iota
+	OpDelete
+	OpInsert
+	OpGap // equal text left out of the rendering ("…")
 )
 
-// diffSeg is one segment of a word diff, for templates and the report.
-type diffSeg struct {
-	Op   diffOp
+// Seg is one segment of a word diff, for templates and the report.
+type Seg struct {
+	Op   Op
 	Text string
 }
 
-// Template helpers.
-func (s diffSeg) IsDel() bool { return s.Op == opDelete }
-func (s diffSeg) IsIns() bool { return s.Op == opInsert }
-func (s diffSeg) IsGap() bool { return s.Op == opGap }
+// IsDel, IsIns and IsGap are template helpers: the kind of a segment.
+func (s Seg) IsDel() bool { return s.Op == OpDelete }
 
-// wordDiff is the result of diffing two texts.
-type wordDiff struct {
-	Segs            []diffSeg
+// IsIns reports an insertion.
+func (s Seg) IsIns() bool { return s.Op == OpInsert }
+
+// IsGap reports equal text left out.
+func (s Seg) IsGap() bool { return s.Op == OpGap }
+
+// WordDiff is the result of diffing two texts.
+type WordDiff struct {
+	Segs            []Seg
 	Added, Removed  int // words
 	Changed         bool
-	OldCut, NewCut  bool // a text was cut at maxTextBytes
+	OldCut, NewCut  bool // a text was cut at MaxBytes
 	MissingOldOrNew bool // one side has no stored text (snapshots older than the text column)
 }
 
@@ -67,17 +71,17 @@ func tokenize(s string) []string {
 	return toks
 }
 
-// diffContextWords is how many words of unchanged text are kept on each
+// ContextWords is how many words of unchanged text are kept on each
 // side of a change.
-const diffContextWords = 8
+const ContextWords = 8
 
-// diffWords diffs a and b word by word, keeping diffContextWords of
+// Diff diffs a and b word by word, keeping ContextWords of
 // unchanged text around each change.
-func diffWords(a, b string) wordDiff { return diffWordsCtx(a, b, diffContextWords) }
+func Diff(a, b string) WordDiff { return diffWordsCtx(a, b, ContextWords) }
 
 // diffWordsCtx diffs a and b; ctx < 0 keeps all unchanged text.
-func diffWordsCtx(a, b string, ctx int) wordDiff {
-	var wd wordDiff
+func diffWordsCtx(a, b string, ctx int) WordDiff {
+	var wd WordDiff
 	if a == b {
 		return wd
 	}
@@ -116,16 +120,16 @@ func diffWordsCtx(a, b string, ctx int) wordDiff {
 				n++
 			}
 		}
-		seg := diffSeg{Text: sb.String()}
+		seg := Seg{Text: sb.String()}
 		switch d.Type {
 		case diffmatchpatch.DiffDelete:
-			seg.Op = opDelete
+			seg.Op = OpDelete
 			wd.Removed += n
 		case diffmatchpatch.DiffInsert:
-			seg.Op = opInsert
+			seg.Op = OpInsert
 			wd.Added += n
 		default:
-			seg.Op = opEqual
+			seg.Op = OpEqual
 		}
 		wd.Segs = append(wd.Segs, seg)
 	}
@@ -135,18 +139,18 @@ func diffWordsCtx(a, b string, ctx int) wordDiff {
 	return wd
 }
 
-// diffWordsFull is diffWords without shortening the unchanged text: the
+// DiffFull is Diff without shortening the unchanged text: the
 // equal and deleted segments spell a, the equal and inserted ones b.
-func diffWordsFull(a, b string) []diffSeg {
+func DiffFull(a, b string) []Seg {
 	return diffWordsCtx(a, b, -1).Segs
 }
 
 // trimContext shortens long unchanged segments to ctx words around the
 // changes, replacing what is left out by a gap.
-func trimContext(segs []diffSeg, ctx int) []diffSeg {
-	out := make([]diffSeg, 0, len(segs))
+func trimContext(segs []Seg, ctx int) []Seg {
+	out := make([]Seg, 0, len(segs))
 	for i, s := range segs {
-		if s.Op != opEqual {
+		if s.Op != OpEqual {
 			out = append(out, s)
 			continue
 		}
@@ -172,11 +176,11 @@ func trimContext(segs []diffSeg, ctx int) []diffSeg {
 		head := takeWords(toks, keepHead, false)
 		tail := takeWords(toks, keepTail, true)
 		if head != "" {
-			out = append(out, diffSeg{Op: opEqual, Text: head})
+			out = append(out, Seg{Op: OpEqual, Text: head})
 		}
-		out = append(out, diffSeg{Op: opGap, Text: "…"})
+		out = append(out, Seg{Op: OpGap, Text: "…"})
 		if tail != "" {
-			out = append(out, diffSeg{Op: opEqual, Text: tail})
+			out = append(out, Seg{Op: OpEqual, Text: tail})
 		}
 	}
 	return out
@@ -210,18 +214,18 @@ func takeWords(toks []string, n int, fromEnd bool) string {
 	return strings.TrimRightFunc(strings.Join(picked, ""), unicode.IsSpace) + " "
 }
 
-// plain renders a word diff for a terminal, git --word-diff style:
+// Plain renders a word diff for a terminal, git --word-diff style:
 // [-removed-]{+added+}, gaps as "…", line breaks as " ¶ ".
-func (wd wordDiff) plain() string {
+func (wd WordDiff) Plain() string {
 	var b strings.Builder
 	for _, s := range wd.Segs {
 		t := strings.ReplaceAll(s.Text, "\n", " ¶ ")
 		switch s.Op {
-		case opDelete:
+		case OpDelete:
 			b.WriteString("[-" + t + "-]")
-		case opInsert:
+		case OpInsert:
 			b.WriteString("{+" + t + "+}")
-		case opGap:
+		case OpGap:
 			b.WriteString(" … ")
 		default:
 			b.WriteString(t)

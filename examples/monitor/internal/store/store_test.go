@@ -1,4 +1,4 @@
-package main
+package store
 
 import (
 	"context"
@@ -13,12 +13,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/robots"
 )
 
-func openTestStore(t *testing.T, path string) *store {
+func tempDB(t *testing.T) string { return filepath.Join(t.TempDir(), "monitor.db") }
+
+func openTestStore(t *testing.T, path string) *Store {
 	t.Helper()
-	st, err := openStore(context.Background(), path, createIfMissing)
+	st, err := Open(context.Background(), path, CreateIfMissing)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -42,9 +45,9 @@ func TestSchemaAndWAL(t *testing.T) {
 }
 
 func TestOpenRefusesDriverOptionsInPath(t *testing.T) {
-	_, err := openStore(context.Background(), t.TempDir()+"/a.db?mode=ro", createIfMissing)
+	_, err := Open(context.Background(), t.TempDir()+"/a.db?mode=ro", CreateIfMissing)
 	assert.Error(t, err)
-	_, err = openStore(context.Background(), "", createIfMissing)
+	_, err = Open(context.Background(), "", CreateIfMissing)
 	assert.Error(t, err)
 }
 
@@ -52,25 +55,25 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
 
-	due, err := st.duePages(ctx, t0)
+	due, err := st.DuePages(ctx, t0)
 	require.NoError(t, err)
 	require.Len(t, due, 1, "a new page is due at once")
 
-	sn := &snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(time.Minute), Status: 200, Title: "A",
-		Redirects: []hop{{URL: "http://a.example/", Status: 301, Location: "https://a.example/"}},
-		Hreflang:  []alternate{{Hreflang: "de", URL: "https://a.example/de/"}}, ResponseTime: 42 * time.Millisecond}
-	require.NoError(t, st.saveSnapshot(ctx, sn))
+	sn := &snapshot.Snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(time.Minute), Status: 200, Title: "A",
+		Redirects: []snapshot.Hop{{URL: "http://a.example/", Status: 301, Location: "https://a.example/"}},
+		Hreflang:  []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/"}}, ResponseTime: 42 * time.Millisecond}
+	require.NoError(t, st.SaveSnapshot(ctx, sn))
 
-	due, err = st.duePages(ctx, t0.Add(6*time.Hour))
+	due, err = st.DuePages(ctx, t0.Add(6*time.Hour))
 	require.NoError(t, err)
 	assert.Empty(t, due, "not due again within the interval")
-	due, err = st.duePages(ctx, t0.Add(6*time.Hour+time.Minute))
+	due, err = st.DuePages(ctx, t0.Add(6*time.Hour+time.Minute))
 	require.NoError(t, err)
 	assert.Len(t, due, 1, "due one interval after the snapshot")
 
-	got, err := st.snapshots(ctx)
+	got, err := st.Snapshots(ctx)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	assert.Equal(t, sn.Redirects, got[0].Redirects)
@@ -78,14 +81,14 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 	assert.Equal(t, 42*time.Millisecond, got[0].ResponseTime)
 	assert.Equal(t, sn.TakenAt, got[0].TakenAt)
 
-	pages, err := st.pages(ctx)
+	pages, err := st.Pages(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, outcomeOK, pages[0].LastOutcome)
+	assert.Equal(t, snapshot.OutcomeOK, pages[0].LastOutcome)
 	assert.Equal(t, "HTTP 200", pages[0].LastDetail)
 
 	// Re-tracking with a longer interval reschedules from the last snapshot.
-	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 24*time.Hour, t0.Add(time.Hour)))
-	pages, err = st.pages(ctx)
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 24*time.Hour, t0.Add(time.Hour)))
+	pages, err = st.Pages(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, sn.TakenAt.Add(24*time.Hour), pages[0].NextDue)
 }
@@ -94,10 +97,10 @@ func TestBlockedSnapshotHasNoSEOFields(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://a.example/x"}, 6*time.Hour, t0))
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/x"}, 6*time.Hour, t0))
 	// Even if a caller filled fields in, a blocked row stores status/word
 	// count/response time as NULL.
-	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/x", TakenAt: t0, Blocked: true,
+	require.NoError(t, st.SaveSnapshot(ctx, &snapshot.Snapshot{PageURL: "https://a.example/x", TakenAt: t0, Blocked: true,
 		RobotsRule: `disallowed by "Disallow: /"`, Status: 200, WordCount: 5}))
 	var blocked int
 	var status, words, ms, title any
@@ -114,23 +117,23 @@ func TestDeferPageWaitsForRobotsRecheck(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
-	require.NoError(t, st.deferPage(ctx, "https://a.example/", t0, t0.Add(5*time.Minute), "robots.txt unreachable (HTTP 503)"))
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.DeferPage(ctx, "https://a.example/", t0, t0.Add(5*time.Minute), "robots.txt unreachable (HTTP 503)"))
 
-	due, err := st.duePages(ctx, t0.Add(5*time.Minute-time.Second))
+	due, err := st.DuePages(ctx, t0.Add(5*time.Minute-time.Second))
 	require.NoError(t, err)
 	assert.Empty(t, due)
-	due, err = st.duePages(ctx, t0.Add(5*time.Minute))
+	due, err = st.DuePages(ctx, t0.Add(5*time.Minute))
 	require.NoError(t, err)
 	assert.Len(t, due, 1)
-	next, ok, err := st.nextDue(ctx)
+	next, ok, err := st.NextDue(ctx)
 	require.NoError(t, err)
 	assert.True(t, ok)
 	assert.Equal(t, t0.Add(5*time.Minute), next)
 
 	// A snapshot clears the wait.
-	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(6 * time.Minute), Status: 200}))
-	pages, err := st.pages(ctx)
+	require.NoError(t, st.SaveSnapshot(ctx, &snapshot.Snapshot{PageURL: "https://a.example/", TakenAt: t0.Add(6 * time.Minute), Status: 200}))
+	pages, err := st.Pages(ctx)
 	require.NoError(t, err)
 	assert.True(t, pages[0].RetryAt.IsZero())
 }
@@ -138,8 +141,8 @@ func TestDeferPageWaitsForRobotsRecheck(t *testing.T) {
 func TestSnapshotOfUntrackedPageIsDropped(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
-	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://gone.example/", TakenAt: time.Now(), Status: 200}))
-	snaps, err := st.snapshots(ctx)
+	require.NoError(t, st.SaveSnapshot(ctx, &snapshot.Snapshot{PageURL: "https://gone.example/", TakenAt: time.Now(), Status: 200}))
+	snaps, err := st.Snapshots(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, snaps)
 }
@@ -148,12 +151,12 @@ func TestUntrackDeletesSnapshots(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
-	require.NoError(t, st.saveSnapshot(ctx, &snapshot{PageURL: "https://a.example/", TakenAt: t0, Status: 200}))
-	missing, err := st.untrack(ctx, []string{"https://a.example/", "https://b.example/"})
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.SaveSnapshot(ctx, &snapshot.Snapshot{PageURL: "https://a.example/", TakenAt: t0, Status: 200}))
+	missing, err := st.Untrack(ctx, []string{"https://a.example/", "https://b.example/"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"https://b.example/"}, missing)
-	snaps, err := st.snapshots(ctx)
+	snaps, err := st.Snapshots(ctx)
 	require.NoError(t, err)
 	assert.Empty(t, snaps)
 }
@@ -161,40 +164,40 @@ func TestUntrackDeletesSnapshots(t *testing.T) {
 func TestRobotsStorePersistsAcrossOpens(t *testing.T) {
 	ctx := context.Background()
 	path := tempDB(t)
-	st, err := openStore(ctx, path, createIfMissing)
+	st, err := Open(ctx, path, CreateIfMissing)
 	require.NoError(t, err)
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 123456789, time.UTC)
 	e := robots.Entry{Authority: "https://a.example", URL: "https://a.example/robots.txt", Status: 200, Body: []byte("User-agent: *\nDisallow: /x\n"),
 		FetchedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-	require.NoError(t, robotsStore{st}.Save(ctx, e))
+	require.NoError(t, st.Robots().Save(ctx, e))
 	e2 := robots.Entry{Authority: "http://b.example:80", Status: 503, FetchedAt: t0, ExpiresAt: t0.Add(5 * time.Minute), Err: "HTTP 503"}
-	require.NoError(t, robotsStore{st}.Save(ctx, e2))
+	require.NoError(t, st.Robots().Save(ctx, e2))
 	require.NoError(t, st.Close())
 
 	st2 := openTestStore(t, path)
-	got, ok, err := robotsStore{st2}.Load(ctx, "https://a.example")
+	got, ok, err := st2.Robots().Load(ctx, "https://a.example")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, e.Body, got.Body)
 	assert.Equal(t, e.URL, got.URL)
 	assert.True(t, e.FetchedAt.Equal(got.FetchedAt))
 	assert.True(t, e.ExpiresAt.Equal(got.ExpiresAt))
-	got2, ok, err := robotsStore{st2}.Load(ctx, "http://b.example:80")
+	got2, ok, err := st2.Robots().Load(ctx, "http://b.example:80")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, 503, got2.Status)
 	assert.Equal(t, "HTTP 503", got2.Err)
 	assert.Nil(t, got2.Body)
 
-	_, ok, err = robotsStore{st2}.Load(ctx, "http://c.example:80")
+	_, ok, err = st2.Robots().Load(ctx, "http://c.example:80")
 	require.NoError(t, err)
 	assert.False(t, ok)
 
 	// Saving again replaces the row.
 	e.Status = 404
 	e.Body = nil
-	require.NoError(t, robotsStore{st2}.Save(ctx, e))
-	got, _, err = robotsStore{st2}.Load(ctx, "https://a.example")
+	require.NoError(t, st2.Robots().Save(ctx, e))
+	got, _, err = st2.Robots().Load(ctx, "https://a.example")
 	require.NoError(t, err)
 	assert.Equal(t, 404, got.Status)
 }
@@ -230,19 +233,19 @@ func TestTotalsFollowEveryWriteAndDelete(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://a.example/", "https://b.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.Track(ctx, []string{"https://a.example/", "https://b.example/"}, 6*time.Hour, t0))
 	for i, u := range []string{"https://a.example/", "https://a.example/", "https://b.example/", "https://b.example/"} {
-		sn := &snapshot{PageURL: u, TakenAt: t0.Add(time.Duration(i) * time.Hour), Status: 200, BodyBytes: 1000}
+		sn := &snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(time.Duration(i) * time.Hour), Status: 200, BodyBytes: 1000}
 		if i%2 == 1 {
 			sn.NotModified, sn.BytesSaved = true, 1000+int64(i)
 		}
-		require.NoError(t, st.saveSnapshot(ctx, sn))
+		require.NoError(t, st.SaveSnapshot(ctx, sn))
 	}
 	check := func(snaps, nm int, saved int64) {
 		t.Helper()
-		got, err := st.totals(ctx)
+		got, err := st.Totals(ctx)
 		require.NoError(t, err)
-		var full totals
+		var full Totals
 		var sum sql.NullInt64
 		require.NoError(t, st.db.QueryRow(`SELECT count(*), (SELECT count(*) FROM snapshots WHERE not_modified = 1),
 			(SELECT sum(bytes_saved) FROM snapshots WHERE not_modified = 1) FROM snapshots`).Scan(&full.Snapshots, &full.NotModified, &sum))
@@ -254,7 +257,7 @@ func TestTotalsFollowEveryWriteAndDelete(t *testing.T) {
 		assert.Equal(t, sum.Int64, got.BytesSaved)
 	}
 	check(4, 2, 1001+1003)
-	_, err := st.untrack(ctx, []string{"https://b.example/"})
+	_, err := st.Untrack(ctx, []string{"https://b.example/"})
 	require.NoError(t, err)
 	check(2, 1, 1001)
 	_, err = st.db.Exec(`DELETE FROM snapshots WHERE not_modified = 1`)
@@ -277,119 +280,23 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	require.NoError(t, db.Close())
 
 	st := openTestStore(t, path)
-	p, ok, err := st.page(context.Background(), "https://old.example:8443/x")
+	p, ok, err := st.Page(context.Background(), "https://old.example:8443/x")
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, "https://old.example:8443", p.Host)
-	tot, err := st.totals(context.Background())
+	tot, err := st.Totals(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 2, tot.Snapshots)
-	snaps, err := st.snapshots(context.Background())
+	snaps, err := st.Snapshots(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snaps, 2)
-	assert.Equal(t, []change{{Field: "content", Old: "", New: "changed"}}, diffSnapshots(&snaps[0], &snaps[1]),
+	assert.Equal(t, []snapshot.Change{{Field: "content", Old: "", New: "changed"}}, snapshot.Diff(&snaps[0], &snaps[1]),
 		"no stored text: the change is named, not shown as hashes")
 	require.NoError(t, st.Close())
 	openTestStore(t, path) // and again: nothing applied twice
 }
 
-func TestPermissionDeniedNamesThePath(t *testing.T) {
-	// A directory nobody may create files in, root included: sysfs refuses
-	// new files with EACCES.
-	if _, err := os.Stat("/sys/kernel"); err == nil {
-		code, _, errOut := cli(t, env{}, "track", "-db", "/sys/monitor-test.db", "https://example.com/")
-		assert.Equal(t, exitFailure, code)
-		assert.Contains(t, errOut, "database /sys/monitor-test.db: permission denied (cannot create monitor-test.db in /sys)")
-		assert.NotContains(t, errOut, "(14)")
-	}
-	if os.Geteuid() == 0 {
-		return // root reads and writes any file whatever its mode
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ro.db")
-	st := openTestStore(t, path)
-	require.NoError(t, st.Close())
-	require.NoError(t, os.Chmod(path, 0o400))
-	code, _, errOut := cli(t, env{}, "status", "-db", path)
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errOut, "database "+path+": permission denied")
-}
-
-func appID(t *testing.T, path string) int64 {
-	t.Helper()
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	defer db.Close()
-	var id int64
-	require.NoError(t, db.QueryRow(`PRAGMA application_id`).Scan(&id))
-	return id
-}
-
-func fileBytes(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
-}
-
-// TestOtherProgramsDatabasesAreRefusedUntouched: the audit's database, one
-// of an unknown program and an unmarked one with other tables are refused
-// by every command before anything is written.
-func TestOtherProgramsDatabasesAreRefusedUntouched(t *testing.T) {
-	for _, tc := range []struct{ name, setup, want string }{
-		{"audit", fmt.Sprintf(`PRAGMA application_id = %d; CREATE TABLE crawls(id INTEGER PRIMARY KEY); INSERT INTO crawls VALUES(1)`, 0x43436F76), "is a Crawl Cove (audit) database"},
-		{"unknown program", `PRAGMA application_id = 305419896; CREATE TABLE things(x)`, "belongs to another program (application_id 0x12345678)"},
-		{"unmarked, other tables", `CREATE TABLE pages(url TEXT); CREATE TABLE crawls(id INTEGER)`, "is not a monitor database"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "other.db")
-			db, err := sql.Open("sqlite", path)
-			require.NoError(t, err)
-			_, err = db.Exec(tc.setup)
-			require.NoError(t, err)
-			require.NoError(t, db.Close())
-			orig := fileBytes(t, path)
-			for _, args := range [][]string{
-				{"status", "-db", path}, {"report", "-db", path}, {"track", "-db", path, "https://example.com/"},
-				{"untrack", "-db", path, "https://example.com/"}, {"run", "-db", path},
-			} {
-				code, _, errOut := cli(t, env{}, args...)
-				assert.Equal(t, exitFailure, code, "%v", args)
-				assert.Contains(t, errOut, "database "+path+" ", "%v", args)
-				assert.Contains(t, errOut, tc.want, "%v", args)
-			}
-			assert.Equal(t, orig, fileBytes(t, path), "not a byte changed")
-			_, err = os.Stat(path + "-wal")
-			assert.True(t, os.IsNotExist(err), "no WAL was started")
-		})
-	}
-}
-
-// TestMonitorDatabasesAreMarked: a new database carries the monitor's
-// application_id ("2UAc"); an old unmarked monitor database opens, and is
-// marked by a command that writes, never by a read-only one.
-func TestMonitorDatabasesAreMarked(t *testing.T) {
-	path := tempDB(t)
-	code, _, errOut := cli(t, env{}, "track", "-db", path, "https://example.com/")
-	require.Equal(t, exitOK, code, errOut)
-	assert.EqualValues(t, 0x32554163, appID(t, path))
-
-	// The same file as an earlier version left it: no mark.
-	db, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	_, err = db.Exec(`PRAGMA application_id = 0`)
-	require.NoError(t, err)
-	require.NoError(t, db.Close())
-	code, out, errOut := cli(t, env{}, "status", "-db", path)
-	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, "https://example.com/")
-	assert.EqualValues(t, 0, appID(t, path), "status is read-only: it does not mark")
-	code, _, errOut = cli(t, env{}, "track", "-db", path, "https://example.org/")
-	require.Equal(t, exitOK, code, errOut)
-	assert.EqualValues(t, 0x32554163, appID(t, path))
-}
-
-func robotsRows(t *testing.T, st *store) (n int, bytes int64) {
+func robotsRows(t *testing.T, st *Store) (n int, bytes int64) {
 	t.Helper()
 	require.NoError(t, st.db.QueryRow(`SELECT count(*), coalesce(sum(length(body)), 0) FROM robots_cache`).Scan(&n, &bytes))
 	return n, bytes
@@ -402,10 +309,10 @@ func TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts(t *testing.T) {
 	ctx := context.Background()
 	st := openTestStore(t, tempDB(t))
 	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, st.track(ctx, []string{"https://tracked.example/"}, 6*time.Hour, t0))
+	require.NoError(t, st.Track(ctx, []string{"https://tracked.example/"}, 6*time.Hour, t0))
 	body := []byte("User-agent: *\nDisallow: /x\n# " + strings.Repeat("p", 500<<10) + "\n")
 	save := func(host string, at time.Time) {
-		require.NoError(t, robotsStore{st}.Save(ctx, robots.Entry{Authority: host, URL: host + "/robots.txt", Status: 200,
+		require.NoError(t, st.Robots().Save(ctx, robots.Entry{Authority: host, URL: host + "/robots.txt", Status: 200,
 			Body: body, FetchedAt: at, ExpiresAt: at.Add(time.Hour)}))
 	}
 	save("https://tracked.example", t0)
@@ -415,10 +322,10 @@ func TestRobotsCacheEvictsExpiredAndCapsUntrackedHosts(t *testing.T) {
 	n, size := robotsRows(t, st)
 	assert.LessOrEqual(t, n, maxUntrackedRobots+1)
 	assert.LessOrEqual(t, size, int64(maxUntrackedRobotsBytes+len(body)), "untracked copies are capped in bytes too")
-	_, ok, err := robotsStore{st}.Load(ctx, "https://tracked.example")
+	_, ok, err := st.Robots().Load(ctx, "https://tracked.example")
 	require.NoError(t, err)
 	assert.True(t, ok, "the tracked host's copy is kept")
-	_, ok, _ = robotsStore{st}.Load(ctx, "https://anon199.example")
+	_, ok, _ = st.Robots().Load(ctx, "https://anon199.example")
 	assert.True(t, ok, "the newest anonymous copy is kept")
 
 	// Two hours on, every copy has expired: the next save evicts them all,

@@ -1,4 +1,4 @@
-package main
+package pagetext
 
 import (
 	"strings"
@@ -8,30 +8,30 @@ import (
 )
 
 func TestWordDiffReadsAsWords(t *testing.T) {
-	wd := diffWords("Our plans start at 10 euros a month.", "Our plans start at 12 euros a month, billed yearly.")
+	wd := Diff("Our plans start at 10 euros a month.", "Our plans start at 12 euros a month, billed yearly.")
 	assert.True(t, wd.Changed)
-	assert.Equal(t, "Our plans start at [-10-]{+12+} euros a [-month.-]{+month, billed yearly.+}", wd.plain())
+	assert.Equal(t, "Our plans start at [-10-]{+12+} euros a [-month.-]{+month, billed yearly.+}", wd.Plain())
 	assert.Equal(t, 4, wd.Added, "12 month, billed yearly.")
 	assert.Equal(t, 2, wd.Removed, "10 month.")
 
-	same := diffWords("a b", "a b")
+	same := Diff("a b", "a b")
 	assert.False(t, same.Changed)
 	assert.Empty(t, same.Segs)
 }
 
 func TestWordDiffKeepsContextAroundChanges(t *testing.T) {
 	long := strings.Repeat("filler ", 40)
-	wd := diffWords("start "+long+"old end", "start "+long+"new end")
-	p := wd.plain()
+	wd := Diff("start "+long+"old end", "start "+long+"new end")
+	p := wd.Plain()
 	assert.True(t, strings.HasPrefix(p, "… "), p)
 	assert.Contains(t, p, "[-old-]{+new+} end")
-	assert.Equal(t, diffContextWords, strings.Count(p, "filler"), "context words before the change")
+	assert.Equal(t, ContextWords, strings.Count(p, "filler"), "context words before the change")
 	assert.NotContains(t, p, "start", "far-away text is left out")
 }
 
 func TestWordDiffLineBreaks(t *testing.T) {
-	wd := diffWords("Title\nFirst paragraph.", "Title\nSecond paragraph.")
-	assert.Equal(t, "Title ¶ [-First-]{+Second+} paragraph.", wd.plain())
+	wd := Diff("Title\nFirst paragraph.", "Title\nSecond paragraph.")
+	assert.Equal(t, "Title ¶ [-First-]{+Second+} paragraph.", wd.Plain())
 }
 
 // FuzzWordDiff: the full diff's segments always spell both texts back, and
@@ -48,14 +48,14 @@ func FuzzWordDiff(f *testing.F) {
 			return
 		}
 		var oldText, newText strings.Builder
-		for _, s := range diffWordsFull(a, b) {
+		for _, s := range DiffFull(a, b) {
 			switch s.Op {
-			case opEqual:
+			case OpEqual:
 				oldText.WriteString(s.Text)
 				newText.WriteString(s.Text)
-			case opDelete:
+			case OpDelete:
 				oldText.WriteString(s.Text)
-			case opInsert:
+			case OpInsert:
 				newText.WriteString(s.Text)
 			default:
 				t.Fatalf("gap in a full diff")
@@ -64,6 +64,6 @@ func FuzzWordDiff(f *testing.F) {
 		if a != b && (oldText.String() != a || newText.String() != b) {
 			t.Fatalf("diff of %q, %q spells %q, %q", a, b, oldText.String(), newText.String())
 		}
-		_ = diffWords(a, b).plain()
+		_ = Diff(a, b).Plain()
 	})
 }

@@ -1,4 +1,13 @@
-package main
+// Package web is `monitor serve`'s site: the dashboard, a page's history,
+// the free tool and the JSON API, with what a listening socket needs (the
+// Host header checked, cross-origin POSTs refused, bodies capped, checks
+// bounded server-wide and per client IP, html/template, a CSP without inline
+// script).
+//
+// Handlers read through the store and run the free tool through
+// Config.Check, the same function as the CLI's check; the package never
+// fetches, opens the database or takes snapshots itself.
+package web
 
 import (
 	"bytes"
@@ -22,6 +31,10 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 )
 
 // The web side of the monitor: `monitor serve`. Handlers call the same
@@ -41,25 +54,53 @@ const (
 	pageSize = 50
 	// historySize is the snapshots of one history page.
 	historySize = 30
-	// maxChecksInFlight bounds the free-tool checks running at once,
+	// DefaultChecksInFlight bounds the free-tool checks running at once,
 	// server-wide (the per-IP bucket does not bound many clients).
-	maxChecksInFlight = 8
-	// freeToolMaxBody caps the body a free-tool check keeps (the decoded
-	// body: a gzip bomb stops here too).
-	freeToolMaxBody = 2 << 20
-	// maxFormBytes caps a request body: forms carry one URL.
-	maxFormBytes = 16 << 10
+	DefaultChecksInFlight = 8
+	// MaxFormBytes caps a request body: forms carry one URL.
+	MaxFormBytes = 16 << 10
 	// csp allows this origin's files only: no inline script or style, no
 	// frames of this page anywhere.
 	csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; " +
 		"frame-ancestors 'none'; base-uri 'none'"
 )
 
-// server serves the dashboard, page history, free tool and JSON API.
-type server struct {
-	m       *monitor
-	st      *store
-	tool    *freeTool
+// Config is what the web surfaces need from the program: the database, the
+// free tool's check, the validation the CLI applies to a typed URL and
+// interval, the address guard, and the identity and limits of the server.
+type Config struct {
+	Store *store.Store
+	// Check runs the free tool on a canonical URL.
+	Check func(ctx context.Context, url string) *card.Card
+	// CheckURL is the address guard's name check (the track form refuses
+	// internal targets at once).
+	CheckURL func(ctx context.Context, url string) error
+	// CanonicalURL and ValidInterval are the CLI's checks of a typed URL
+	// and interval; MinInterval is the form's default interval.
+	CanonicalURL  func(raw string) (string, error)
+	ValidInterval func(time.Duration) error
+	MinInterval   time.Duration
+	// When and Duration write times and durations for people, as the CLI
+	// does.
+	When     func(time.Time) string
+	Duration func(time.Duration) string
+	// UserAgent and Token name the bot on every page; Addr is -addr, whose
+	// host is accepted in the Host header.
+	UserAgent, Token, Addr string
+	// CheckRate (per minute) and CheckBurst are the per-client-IP bucket;
+	// ChecksInFlight bounds checks at once, server-wide (0:
+	// DefaultChecksInFlight).
+	CheckRate      float64
+	CheckBurst     int
+	ChecksInFlight int
+	Now            func() time.Time
+	ErrorLog       io.Writer
+}
+
+// Server serves the dashboard, page history, free tool and JSON API.
+type Server struct {
+	cfg     Config
+	st      *store.Store
 	limiter *ipLimiter
 	// checkSlots holds one token per free-tool check in flight.
 	checkSlots chan struct{}
@@ -70,25 +111,22 @@ type server struct {
 	errLog     *log.Logger
 }
 
-func newServer(m *monitor, errOut io.Writer) (*server, error) {
-	tool, err := newFreeTool(m)
-	if err != nil {
-		return nil, err
-	}
-	s := &server{
-		m: m, st: m.st, tool: tool, now: m.now,
-		limiter: newIPLimiter(rate.Limit(m.o.checkRate/60), m.o.checkBurst),
-		// checksInFlight 0 is the default: a zero option is the safe one.
-		checkSlots: make(chan struct{}, cmp.Or(m.o.checksInFlight, maxChecksInFlight)),
-		banner:     skippedBanner(m.token),
-		policy:     policyURL(m.o.userAgent),
-		errLog:     log.New(errOut, "monitor serve: ", 0),
+// New parses the templates and returns the server of cfg.
+func New(cfg Config) (*Server, error) {
+	s := &Server{
+		cfg: cfg, st: cfg.Store, now: cfg.Now,
+		limiter: newIPLimiter(rate.Limit(cfg.CheckRate/60), cfg.CheckBurst),
+		// ChecksInFlight 0 is the default: a zero option is the safe one.
+		checkSlots: make(chan struct{}, cmp.Or(cfg.ChecksInFlight, DefaultChecksInFlight)),
+		banner:     card.Banner(cfg.Token),
+		policy:     card.PolicyURLOf(cfg.UserAgent),
+		errLog:     log.New(cmp.Or[io.Writer](cfg.ErrorLog, io.Discard), "monitor serve: ", 0),
 		pages:      map[string]*template.Template{},
 	}
 	funcs := template.FuncMap{
-		"when":  fmtShort,
-		"bytes": fmtBytes,
-		"dur":   fmtDuration,
+		"when":  cfg.When,
+		"bytes": snapshot.FmtBytes,
+		"dur":   cfg.Duration,
 		"outcomeLabel": func(oc string) string {
 			for _, o := range outcomeChoices {
 				if o.Value == oc {
@@ -111,8 +149,11 @@ func newServer(m *monitor, errOut io.Writer) (*server, error) {
 	return s, nil
 }
 
-// handler is the whole site with its protections.
-func (s *server) handler() http.Handler {
+// ErrorLog is the logger the http.Server of this site should use.
+func (s *Server) ErrorLog() *log.Logger { return s.errLog }
+
+// Handler is the whole site with its protections.
+func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(webFiles, "web/static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -141,69 +182,15 @@ func (s *server) handler() http.Handler {
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "same-origin")
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxFormBytes)
 		h.ServeHTTP(w, r)
 	})
-}
-
-// serve runs `monitor serve`: the site on o.addr and, with -watch, the
-// scheduler in the same process, until ctx ends.
-func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) error {
-	s, err := newServer(m, stderr)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", m.o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", m.o.addr, err)
-	}
-	addr := ln.Addr().String()
-	fmt.Fprintf(stdout, "serving http://%s/ (database %s)\n", addr, m.o.db)
-	if host, _, _ := net.SplitHostPort(addr); !isLoopbackHost(host) {
-		fmt.Fprintf(stderr, "monitor serve: listening on %s, not loopback: anyone who can reach it can use the free tool and track pages\n", addr)
-	}
-	if e.listening != nil {
-		e.listening(addr)
-	}
-	srv := &http.Server{
-		Handler:           s.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          s.errLog,
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var watchErr error
-	if m.o.watch {
-		wg.Go(func() {
-			watchErr = m.watch(ctx, &syncWriter{w: stdout}, e.sleeper())
-			if watchErr != nil {
-				cancel() // the database failed: stop serving too
-			}
-		})
-	}
-	wg.Go(func() {
-		<-ctx.Done()
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		srv.Shutdown(sctx)
-	})
-	err = srv.Serve(ln)
-	cancel()
-	wg.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
-	return errors.Join(err, watchErr)
 }
 
 // knownHost reports whether a request's Host header names this server: an
 // IP address literal (no name a rebinding attacker controls), localhost or a
 // name under .localhost, or the host of -addr.
-func (s *server) knownHost(hostport string) bool {
+func (s *Server) knownHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
@@ -218,30 +205,10 @@ func (s *server) knownHost(hostport string) bool {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	if a, _, err := net.SplitHostPort(s.m.o.addr); err == nil && a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), host) {
+	if a, _, err := net.SplitHostPort(s.cfg.Addr); err == nil && a != "" && strings.EqualFold(strings.TrimSuffix(a, "."), host) {
 		return true
 	}
 	return false
-}
-
-func isLoopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	a, err := net.ResolveIPAddr("ip", h)
-	return err == nil && a.IP.IsLoopback()
-}
-
-// syncWriter serialises writes of the scheduler's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // common is what every page shows.
@@ -257,14 +224,14 @@ var flashes = map[string]string{
 	"untracked": "Page untracked: its snapshots were deleted.",
 }
 
-func (s *server) common(r *http.Request) common {
-	return common{UA: s.m.o.userAgent, Token: s.m.token, Policy: s.policy, Banner: s.banner,
+func (s *Server) common(r *http.Request) common {
+	return common{UA: s.cfg.UserAgent, Token: s.cfg.Token, Policy: s.policy, Banner: s.banner,
 		Msg: flashes[r.URL.Query().Get("done")]}
 }
 
 // render executes a page into a buffer first, so a template error is a 500
 // and not half a page.
-func (s *server) render(w http.ResponseWriter, status int, name string, data any) {
+func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
 	var buf bytes.Buffer
 	if err := s.pages[name].ExecuteTemplate(&buf, "base", data); err != nil {
 		s.fail(w, err)
@@ -275,7 +242,7 @@ func (s *server) render(w http.ResponseWriter, status int, name string, data any
 	w.Write(buf.Bytes())
 }
 
-func (s *server) fail(w http.ResponseWriter, err error) {
+func (s *Server) fail(w http.ResponseWriter, err error) {
 	s.errLog.Print(err)
 	http.Error(w, "internal error (see the server's log)", http.StatusInternalServerError)
 }
@@ -284,10 +251,10 @@ func (s *server) fail(w http.ResponseWriter, err error) {
 type outcomeChoice struct{ Value, Label string }
 
 var outcomeChoices = []outcomeChoice{
-	{outcomeOK, "ok"},
-	{outcomeError, "error"},
-	{outcomeBlocked, "blocked by robots.txt"},
-	{outcomeRobotsWait, "robots.txt unreachable"},
+	{snapshot.OutcomeOK, "ok"},
+	{snapshot.OutcomeError, "error"},
+	{snapshot.OutcomeBlocked, "blocked by robots.txt"},
+	{snapshot.OutcomeRobotsWait, "robots.txt unreachable"},
 	{"new", "not checked yet"},
 }
 
@@ -305,7 +272,7 @@ func validOutcome(v string) bool {
 
 // dashRow is one tracked page on the dashboard.
 type dashRow struct {
-	P       page
+	P       store.Page
 	Blocked bool
 	Due     time.Time
 	DueNow  bool
@@ -313,10 +280,10 @@ type dashRow struct {
 
 type dashData struct {
 	common
-	Totals           totals
+	Totals           store.Totals
 	Hosts            []string
 	Outcomes         []outcomeChoice
-	Filter           pageFilter
+	Filter           store.PageFilter
 	Rows             []dashRow
 	Total            int
 	Page, LastPage   int
@@ -332,20 +299,20 @@ func pageNumber(r *http.Request) int {
 	return min(n, math.MaxInt32)
 }
 
-func (s *server) filter(r *http.Request) (pageFilter, error) {
+func (s *Server) filter(r *http.Request) (store.PageFilter, error) {
 	q := r.URL.Query()
-	f := pageFilter{Host: q.Get("host"), Outcome: q.Get("outcome")}
+	f := store.PageFilter{Host: q.Get("host"), Outcome: q.Get("outcome")}
 	if !validOutcome(f.Outcome) {
 		return f, fmt.Errorf("unknown outcome %q", f.Outcome)
 	}
 	return f, nil
 }
 
-func (s *server) dashboard(w http.ResponseWriter, r *http.Request) {
+func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	s.dashboardWith(w, r, http.StatusOK, "")
 }
 
-func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status int, errMsg string) {
+func (s *Server) dashboardWith(w http.ResponseWriter, r *http.Request, status int, errMsg string) {
 	ctx := r.Context()
 	d := dashData{common: s.common(r), Outcomes: outcomeChoices}
 	d.Err = errMsg
@@ -353,26 +320,26 @@ func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 	if err != nil {
 		d.Err = err.Error()
 		status = http.StatusBadRequest
-		f = pageFilter{}
+		f = store.PageFilter{}
 	}
 	d.Filter = f
 	d.Page = pageNumber(r)
-	if d.Totals, err = s.st.totals(ctx); err != nil {
+	if d.Totals, err = s.st.Totals(ctx); err != nil {
 		s.fail(w, err)
 		return
 	}
-	if d.Hosts, err = s.st.hosts(ctx); err != nil {
+	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
 		s.fail(w, err)
 		return
 	}
-	pages, total, err := s.st.listPages(ctx, f, pageSize, (d.Page-1)*pageSize)
+	pages, total, err := s.st.ListPages(ctx, f, pageSize, (d.Page-1)*pageSize)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	now := s.now()
 	for _, p := range pages {
-		d.Rows = append(d.Rows, dashRow{P: p, Blocked: p.LastOutcome == outcomeBlocked, Due: p.due(), DueNow: !p.due().After(now)})
+		d.Rows = append(d.Rows, dashRow{P: p, Blocked: p.LastOutcome == snapshot.OutcomeBlocked, Due: p.Due(), DueNow: !p.Due().After(now)})
 	}
 	d.Total = total
 	d.LastPage = max(1, (total+pageSize-1)/pageSize)
@@ -393,15 +360,15 @@ func (s *server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 
 // histEntry is one snapshot on the history page with its changes.
 type histEntry struct {
-	S       *snapshot
+	S       *snapshot.Snapshot
 	Outcome string
-	Changes []change
+	Changes []snapshot.Change
 	First   bool
 }
 
 type histData struct {
 	common
-	P                page
+	P                store.Page
 	Due              time.Time
 	DueNow           bool
 	Entries          []histEntry
@@ -413,8 +380,8 @@ type histData struct {
 // historyEntries loads one page of a page's snapshots (newest first) and
 // the changes of each against the one before it: one more snapshot than
 // shown is read, and blocked snapshots are never compared.
-func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
-	snaps, total, err := s.st.pageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
+func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
+	snaps, total, err := s.st.PageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -423,10 +390,10 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 		if i == historySize {
 			break
 		}
-		oc, _ := sn.outcome()
+		oc, _ := sn.Outcome()
 		e := histEntry{S: sn, Outcome: oc}
 		if !sn.Blocked {
-			var prev *snapshot
+			var prev *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
 				if !older.Blocked {
 					prev = older
@@ -437,7 +404,7 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 				e.First = true
 			}
 			if prev != nil {
-				e.Changes = diffSnapshots(prev, sn)
+				e.Changes = snapshot.Diff(prev, sn)
 			}
 		}
 		entries = append(entries, e)
@@ -445,10 +412,10 @@ func (s *server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 	return entries, total, nil
 }
 
-func (s *server) history(w http.ResponseWriter, r *http.Request) {
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	u := r.URL.Query().Get("url")
-	p, ok, err := s.st.page(ctx, u)
+	p, ok, err := s.st.Page(ctx, u)
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -457,7 +424,7 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 		s.dashboardWith(w, r, http.StatusNotFound, fmt.Sprintf("not tracked: %s", u))
 		return
 	}
-	d := histData{common: s.common(r), P: p, Due: p.due(), DueNow: !p.due().After(s.now()), Page: pageNumber(r)}
+	d := histData{common: s.common(r), P: p, Due: p.Due(), DueNow: !p.Due().After(s.now()), Page: pageNumber(r)}
 	d.Entries, d.Total, err = s.historyEntries(ctx, u, d.Page)
 	if err != nil {
 		s.fail(w, err)
@@ -472,10 +439,10 @@ func (s *server) history(w http.ResponseWriter, r *http.Request) {
 type checkData struct {
 	common
 	URL  string
-	Card *card
+	Card *card.Card
 }
 
-func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {
+func (s *Server) checkForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: r.URL.Query().Get("url")})
 }
 
@@ -484,7 +451,7 @@ func (s *server) checkForm(w http.ResponseWriter, r *http.Request) {
 // the number in flight bounds the memory of all of them), then the client's
 // token bucket. When it refuses it has answered (503 or 429, both with
 // Retry-After); otherwise the caller runs the check and calls release.
-func (s *server) admitCheck(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+func (s *Server) admitCheck(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	select {
 	case s.checkSlots <- struct{}{}:
 	default:
@@ -509,7 +476,7 @@ func (s *server) admitCheck(w http.ResponseWriter, r *http.Request) (release fun
 
 // rateLimited answers 429 with Retry-After when the client's bucket is
 // empty, and reports whether it did.
-func (s *server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) rateLimited(w http.ResponseWriter, r *http.Request) bool {
 	ok, wait := s.limiter.allow(clientIP(r), time.Now())
 	if ok {
 		return false
@@ -536,7 +503,7 @@ func clientIP(r *http.Request) string {
 }
 
 // formURL reads and validates the url field like the CLI does.
-func formURL(r *http.Request) (raw, canonical string, err error) {
+func (s *Server) formURL(r *http.Request) (raw, canonical string, err error) {
 	if err := r.ParseForm(); err != nil {
 		return "", "", fmt.Errorf("bad form: %v", err)
 	}
@@ -544,12 +511,12 @@ func formURL(r *http.Request) (raw, canonical string, err error) {
 	if raw == "" {
 		return "", "", errors.New("no URL given")
 	}
-	canonical, err = canonicalURL(raw)
+	canonical, err = s.cfg.CanonicalURL(raw)
 	return raw, canonical, err
 }
 
-func (s *server) checkPost(w http.ResponseWriter, r *http.Request) {
-	raw, u, err := formURL(r)
+func (s *Server) checkPost(w http.ResponseWriter, r *http.Request) {
+	raw, u, err := s.formURL(r)
 	if err != nil {
 		d := checkData{common: s.common(r), URL: raw}
 		d.Err = err.Error()
@@ -560,47 +527,47 @@ func (s *server) checkPost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c := s.tool.check(r.Context(), u)
+	c := s.cfg.Check(r.Context(), u)
 	release()
 	s.render(w, http.StatusOK, "check", checkData{common: s.common(r), URL: u, Card: c})
 }
 
-func (s *server) trackPost(w http.ResponseWriter, r *http.Request) {
-	_, u, err := formURL(r)
+func (s *Server) trackPost(w http.ResponseWriter, r *http.Request) {
+	_, u, err := s.formURL(r)
 	if err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	iv := strings.TrimSpace(r.PostFormValue("interval"))
-	interval := minInterval
+	interval := s.cfg.MinInterval
 	if iv != "" {
 		if interval, err = time.ParseDuration(iv); err != nil {
 			s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("interval %q: want a duration such as 6h or 24h", iv))
 			return
 		}
 	}
-	if err := validInterval(interval); err != nil {
+	if err := s.cfg.ValidInterval(interval); err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, strings.TrimPrefix(err.Error(), "-"))
 		return
 	}
-	if err := s.m.guard.CheckURL(r.Context(), u); err != nil {
+	if err := s.cfg.CheckURL(r.Context(), u); err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, fmt.Sprintf("%s: %v", u, err))
 		return
 	}
-	if err := s.st.track(r.Context(), []string{u}, interval, s.now()); err != nil {
+	if err := s.st.Track(r.Context(), []string{u}, interval, s.now()); err != nil {
 		s.fail(w, err)
 		return
 	}
 	http.Redirect(w, r, "/?done=tracked", http.StatusSeeOther)
 }
 
-func (s *server) untrackPost(w http.ResponseWriter, r *http.Request) {
-	_, u, err := formURL(r)
+func (s *Server) untrackPost(w http.ResponseWriter, r *http.Request) {
+	_, u, err := s.formURL(r)
 	if err != nil {
 		s.dashboardWith(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	missing, err := s.st.untrack(r.Context(), []string{u})
+	missing, err := s.st.Untrack(r.Context(), []string{u})
 	if err != nil {
 		s.fail(w, err)
 		return

@@ -1,0 +1,147 @@
+// Package report is what the CLI prints from the database: `monitor report`
+// (per page, the fields that changed between consecutive snapshots and the
+// word diff of the text, never a page while robots.txt blocks it) and
+// `monitor status` (one line per page, then the totals).
+//
+// It reads through the store and writes text; it never fetches or writes
+// the database.
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/politecrawl/polite/examples/internal/cmdline"
+	"github.com/politecrawl/polite/examples/monitor/internal/card"
+	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
+	"github.com/politecrawl/polite/robots"
+)
+
+// ProductToken is the robots.txt token of the configured user agent.
+func ProductToken(userAgent string) string { return robots.ProductToken(userAgent) }
+
+// Changes prints, per page, the fields that changed between consecutive
+// snapshots. Blocked snapshots carry no fields and are skipped, and a page
+// whose latest snapshot is blocked is not mentioned at all: the 2-UAcomBot
+// page promises that reports do not mention a URL while robots.txt blocks it.
+// since > 0 keeps only changes whose newer snapshot is that recent.
+func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, since time.Duration) error {
+	var cutoff time.Time
+	if since > 0 {
+		cutoff = now.Add(-since)
+	}
+	// Rows stream in page order; one page's changes are held until its last
+	// snapshot says whether the page may be mentioned at all.
+	var (
+		url      string
+		prev     *snapshot.Snapshot
+		blocked  bool // the page's latest snapshot so far is blocked
+		pageOut  strings.Builder
+		printed  int
+		started  bool
+		writeErr error
+	)
+	flush := func() {
+		if started && !blocked && pageOut.Len() > 0 && writeErr == nil {
+			_, writeErr = fmt.Fprintf(w, "%s\n%s", cmdline.Safe(url), pageOut.String())
+			printed++
+		}
+		pageOut.Reset()
+	}
+	err := st.EachSnapshot(ctx, func(cur *snapshot.Snapshot) error {
+		if !started || cur.PageURL != url {
+			flush()
+			url, prev, started = cur.PageURL, nil, true
+		}
+		blocked = cur.Blocked
+		if cur.Blocked {
+			return writeErr
+		}
+		if prev != nil && !cur.TakenAt.Before(cutoff) {
+			if changes := snapshot.Diff(prev, cur); len(changes) > 0 {
+				fmt.Fprintf(&pageOut, "  %s -> %s\n", snapshot.When(prev.TakenAt), snapshot.When(cur.TakenAt))
+				for _, c := range changes {
+					if c.Text != nil {
+						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", snapshot.Words(c.Text.Added), c.Text.Removed)
+						fmt.Fprintf(&pageOut, "      %s\n", snapshot.OneLine(c.Text.Plain()))
+						continue
+					}
+					fmt.Fprintf(&pageOut, "    %s: %s -> %s\n", c.Field, snapshot.Quote(c.Old), snapshot.Quote(c.New))
+				}
+			}
+		}
+		prev = cur
+		return writeErr
+	})
+	if err != nil {
+		return err
+	}
+	flush()
+	if writeErr != nil {
+		return writeErr
+	}
+	if printed == 0 {
+		fmt.Fprintln(w, "no changes")
+	}
+	return nil
+}
+
+// Status prints one line per tracked page: last check, next due, and
+// the outcome of the last check.
+func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, token string) error {
+	pages, err := st.Pages(ctx)
+	if err != nil {
+		return err
+	}
+	if len(pages) == 0 {
+		fmt.Fprintln(w, "no pages tracked")
+		return nil
+	}
+	for _, p := range pages {
+		last := "never"
+		if !p.LastAttempt.IsZero() {
+			last = snapshot.When(p.LastAttempt)
+		}
+		next := snapshot.When(p.Due())
+		if !p.Due().After(now) {
+			next = "now"
+		}
+		var outcome string
+		switch p.LastOutcome {
+		case "":
+			outcome = "not checked yet"
+		case snapshot.OutcomeOK:
+			outcome = "ok: " + p.LastDetail
+		case snapshot.OutcomeError:
+			outcome = "error: " + p.LastDetail
+		case snapshot.OutcomeBlocked:
+			outcome = card.Banner(token)
+			if i := strings.Index(p.LastDetail, " (after redirect to "); i >= 0 {
+				// The page redirects into a disallowed path: say so, as
+				// the dashboard does.
+				outcome += " " + strings.TrimSpace(p.LastDetail[i:]) + ": " + p.LastDetail[:i]
+			}
+		case snapshot.OutcomeRobotsWait:
+			outcome = "waiting: " + p.LastDetail
+		default:
+			outcome = p.LastOutcome + ": " + p.LastDetail
+		}
+		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", cmdline.Safe(p.URL), last, next, snapshot.OneLine(outcome))
+	}
+	t, err := st.Totals(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, TotalsLine(t))
+	return nil
+}
+
+// TotalsLine is the summary under status and on the dashboard.
+func TotalsLine(t store.Totals) string {
+	return fmt.Sprintf("%d pages tracked, %d snapshots; conditional GET: %d answered 304 not modified, %s not downloaded again",
+		t.Pages, t.Snapshots, t.NotModified, snapshot.FmtBytes(t.BytesSaved))
+}

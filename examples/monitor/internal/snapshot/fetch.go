@@ -1,0 +1,99 @@
+package snapshot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/fetch"
+	fetchpage "github.com/politecrawl/polite/fetch/page"
+)
+
+// FromFetch turns a fetch result into a snapshot. A redirect into a path
+// robots.txt disallows is a blocked snapshot: the page's content was not
+// fetched because of robots.txt. A 304 to a conditional GET carries prev's
+// fields over and is flagged NotModified. sentValidators says whether the
+// request carried validators (a 304 to one that did not confirms nothing).
+func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentValidators bool, prev *Snapshot) *Snapshot {
+	sn := &Snapshot{PageURL: pageURL, TakenAt: at}
+	var fe *fetch.Error
+	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
+		sn.Blocked = true
+		sn.RobotsRule = err.Error()
+		if errors.As(err, &fe) && fe.Verdict != nil {
+			sn.RobotsRule = fe.Verdict.Decision.String() + " (after redirect to " + fe.Verdict.URL + ")"
+		}
+		return sn
+	}
+	if err != nil {
+		if errors.Is(err, guard.ErrForbidden) {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, guard.Cause(err))
+		} else {
+			sn.Error = err.Error()
+		}
+	}
+	if res == nil {
+		return sn
+	}
+	sn.Status = res.Status
+	sn.FinalURL = res.FinalURL
+	// The server's time for the final request, not the waits politeness
+	// added (gate, retries, robots.txt).
+	sn.ResponseTime = res.ResponseTime()
+	for _, h := range res.Redirects {
+		sn.Redirects = append(sn.Redirects, Hop{URL: h.URL, Status: h.Status, Location: h.Location})
+	}
+	if err == nil && res.Status == http.StatusNotModified && prev != nil && sentValidators {
+		// Unchanged: the page is what prev saw; only the check is new.
+		carried := *prev
+		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil
+		carried.Redirects, carried.FinalURL, carried.ResponseTime = sn.Redirects, sn.FinalURL, sn.ResponseTime
+		carried.NotModified, carried.BytesSaved = true, prev.BodyBytes
+		carried.ResetText()
+		return &carried
+	}
+	sn.BodyBytes = int64(len(res.Body))
+	if err != nil || res.Status < 200 || res.Status > 299 {
+		return sn
+	}
+	sn.ETag = res.Header.Get("ETag")
+	sn.LastModified = res.Header.Get("Last-Modified")
+	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ") // page.XRobotsTag for HTML
+	pg, perr := res.Page()
+	switch {
+	case perr == nil:
+		sn.Title = pg.Title
+		sn.MetaDescription = pg.MetaDescription
+		sn.Canonical = pg.Canonical
+		sn.MetaRobots = pg.MetaRobots
+		sn.XRobotsTag = pg.XRobotsTag
+		if len(pg.H1) > 0 {
+			sn.H1 = pg.H1[0]
+		}
+		for _, a := range pg.Hreflang {
+			sn.Hreflang = append(sn.Hreflang, Alternate{Hreflang: a.Hreflang, URL: a.URL})
+		}
+		sn.ContentHash = pg.TextHash
+		sn.WordCount = pg.WordCount
+		// The text is read in the encoding fetch/page settled on (its
+		// charset, BOM, <meta> and sniffing rules), so both agree.
+		ct := res.ContentType
+		if pg.Encoding != "" {
+			ct = "text/html; charset=" + pg.Encoding
+		}
+		sn.SetText(pagetext.Visible(res.Body, ct))
+		return sn
+	case !errors.Is(perr, fetchpage.ErrNotHTML):
+		sn.Error = "parse HTML: " + perr.Error()
+	}
+	// Not HTML: the content hash is of the bytes themselves.
+	sum := sha256.Sum256(res.Body)
+	sn.ContentHash = hex.EncodeToString(sum[:])
+	return sn
+}

@@ -1,0 +1,105 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/condget"
+	"github.com/politecrawl/polite/examples/monitor/internal/guard"
+	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/robots"
+)
+
+// Taken is one check's result: a snapshot to store, or (WaitUntil set) a
+// temporary disallow because robots.txt was unreachable.
+type Taken struct {
+	Snapshot
+	WaitUntil  *time.Time
+	WaitDetail string
+	// Refused: the address guard refused the page, its robots.txt or a
+	// redirect target.
+	Refused bool
+}
+
+// Taker makes the one polite check of a page: Guard refuses internal
+// targets, Tokens are asked of robots.txt in order, Recheck is when an
+// unreachable robots.txt is asked again at the latest.
+type Taker struct {
+	Guard   *guard.Guard
+	Tokens  []string
+	Recheck time.Duration
+}
+
+// Take does one check of pageURL, the same for a scheduled snapshot and the
+// free tool: the address guard, robots.txt, then (if allowed) one polite GET,
+// conditional on prev's validators. interrupted means ctx ended first and
+// nothing should be recorded.
+func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *Snapshot) (*Taken, bool) {
+	t := &Taken{Snapshot: Snapshot{PageURL: pageURL, TakenAt: start}}
+	if err := tk.Guard.CheckURL(ctx, pageURL); err != nil {
+		t.Error, t.Refused = err.Error(), true
+		return t, false
+	}
+	v, err := rc.CheckAs(ctx, tk.Tokens, pageURL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, true
+		}
+		t.Error = err.Error()
+		return t, false
+	}
+	switch v.Outcome {
+	case robots.Allowed:
+	case robots.Unreachable:
+		if errors.Is(v.Err, guard.ErrForbidden) {
+			// The dial hook refused robots.txt's address: that is the
+			// answer, not a temporary outage.
+			t.Error, t.Refused = guard.Cause(v.Err).Error(), true
+			return t, false
+		}
+		// A temporary disallow: nothing is fetched, nothing stored as a
+		// snapshot, the page stays due and is retried after the re-check.
+		retry := v.RecheckAt
+		if retry.IsZero() || !retry.After(start) {
+			retry = start.Add(tk.Recheck)
+		}
+		t.WaitUntil = &retry
+		t.WaitDetail = fmt.Sprintf("robots.txt unreachable (%s); re-check after %s", robotsCause(v), When(retry))
+		return t, false
+	case robots.Disallowed:
+		t.Blocked, t.RobotsRule = true, v.Decision.String()
+		return t, false
+	default:
+		// Unknown: never read as allowed.
+		t.Error = "robots.txt: no answer: " + v.String()
+		return t, false
+	}
+
+	var cond *condget.Validators
+	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
+		cond = &condget.Validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
+	}
+	fctx, info := condget.With(ctx, cond)
+	res, err := client.Get(fctx, pageURL)
+	if err != nil && ctx.Err() != nil {
+		return nil, true
+	}
+	t.Snapshot = *FromFetch(pageURL, start, res, err, info.Sent(), prev)
+	t.Refused = errors.Is(err, guard.ErrForbidden)
+	return t, false
+}
+
+func robotsCause(v robots.Verdict) string {
+	if v.Status != 0 {
+		return fmt.Sprintf("HTTP %d", v.Status)
+	}
+	if v.Err != nil {
+		return v.Err.Error()
+	}
+	return "no answer"
+}
+
+// When prints a time for people: UTC, to the second.
+func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
