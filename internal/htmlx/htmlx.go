@@ -234,6 +234,8 @@ type parser struct {
 	titleDone bool
 	h1        int // open <h1> elements
 	h1Text    []byte
+	markers   int        // open markers of the list of active formatting elements (cMarker)
+	reopen    []reopened // formatting elements to reopen, outermost first
 
 	anchor      int // index in links of the open <a>'s link, or -1
 	pendingLink int // the link of the <a> being pushed, or -1
@@ -752,6 +754,9 @@ func (p *parser) text(b []byte) {
 			anchorText(p, b)
 		}
 		return
+	}
+	if len(p.reopen) > 0 && len(b) > 0 && p.reopensForText() {
+		p.reconstruct()
 	}
 	if p.templates > 0 || p.hidden > 0 {
 		return
