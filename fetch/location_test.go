@@ -1,8 +1,10 @@
 package fetch_test
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -116,4 +118,39 @@ func TestRedirectRobotsCheckedOnTheURLSent(t *testing.T) {
 			assert.Empty(t, s.requested(), "HTTPClient")
 		})
 	}
+}
+
+// Where the browser's reading of a Location names another host than
+// net/url's ("/\localhost:port/x" is //localhost:port/x to a browser, a
+// path to net/url), HTTPClient does not carry the credentials http.Client
+// copied for the same host to it.
+func TestHTTPClientRedirectToAnotherHostDropsCredentials(t *testing.T) {
+	var mu sync.Mutex
+	auth := map[string][]string{} // request-target: Authorization
+	var port string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			return
+		}
+		mu.Lock()
+		auth[r.Host+r.RequestURI] = r.Header.Values("Authorization")
+		mu.Unlock()
+		if r.URL.Path == "/start" {
+			w.Header().Set("Location", `/\localhost:`+port+`/x`)
+			w.WriteHeader(http.StatusFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	port = strconv.Itoa(int(srv.Listener.Addr().(*net.TCPAddr).AddrPort().Port()))
+	c := &fetch.Client{UserAgent: testUA}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/start", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := c.HTTPClient().Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, map[string][]string{
+		"127.0.0.1:" + port + "/start": {"Bearer secret"},
+		"localhost:" + port + "/x":     nil,
+	}, auth)
 }
