@@ -60,8 +60,13 @@ const (
 // the standard ('^' and '|' in a path), the result is Chromium's, the
 // browser the tests check against.
 func Resolve(base *whatwg.Url, raw string) (string, Resolution) {
-	// The fragment is dropped anyway; cutting it first saves encoding it.
-	s, _, _ := strings.Cut(Clean(raw), "#")
+	// The fragment is dropped anyway; cutting it first saves encoding it,
+	// unless that would leave a control or space at the end, which the
+	// parser strips there but escapes inside ("/a #f" is "/a%20").
+	s := Clean(raw)
+	if i := strings.IndexByte(s, '#'); i >= 0 && (i == 0 || s[i-1] > ' ') {
+		s = s[:i]
+	}
 	u, err := Parse(s, base)
 	if err != nil {
 		return "", Invalid

@@ -22,6 +22,8 @@ func TestResolve(t *testing.T) {
 		{"https:/path", "https://example.com/path", Kept},
 		{"/a|b^c?|^", "https://example.com/a%7Cb%5Ec?|^", Kept},
 		{" \t/a\nb#frag ", "https://example.com/ab", Kept},
+		{"/a #f", "https://example.com/a%20", Kept},
+		{"/0\x01#f", "https://example.com/0%01", Kept},
 		{"", "https://example.com/d/page.html?x", Kept},
 		{"#top", "https://example.com/d/page.html?x", Kept},
 		{"ftp://example.com/", "", Skipped},
