@@ -805,23 +805,6 @@ func parseTarget(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-// resolveLocation resolves a redirect's Location against the URL that sent it.
-func resolveLocation(base *url.URL, status int, loc string) (*url.URL, error) {
-	if loc == "" {
-		return nil, fmt.Errorf("%w: %d without a Location header", ErrBadRedirect, status)
-	}
-	ref, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: unparseable Location %q", ErrBadRedirect, loc)
-	}
-	next := base.ResolveReference(ref)
-	if (next.Scheme != "http" && next.Scheme != "https") || next.Host == "" {
-		return nil, fmt.Errorf("%w: Location %q is not an http(s) URL", ErrBadRedirect, loc)
-	}
-	next.Fragment, next.RawFragment = "", ""
-	return next, nil
-}
-
 // chainKey identifies a URL for loop detection: host case and default
 // ports do not make a different URL, and an empty path is "/".
 func chainKey(u *url.URL) string {

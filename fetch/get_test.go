@@ -235,7 +235,8 @@ func TestBadRedirects(t *testing.T) {
 		{"ftp", "ftp://a.test/file"},
 		{"mailto", "mailto:x@a.test"},
 		{"javascript", "javascript:alert(1)"},
-		{"no host", "http:///path"},
+		{"no host", "http://"}, // "http:///path" is http://path/ to a browser
+		{"empty host after the slashes", "https://?q"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -205,6 +207,16 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 		method = http.MethodGet
 	}
 	from := prev.URL.String()
+	if r := req.Response; r != nil {
+		// http.Client resolved Location with net/url; request what a
+		// browser would instead, the URL RoundTripper then checks.
+		next, err := resolveLocation(prev.URL, r.StatusCode, r.Header.Get("Location"))
+		if err != nil {
+			logRedirectRefused(req.Context(), c.Logger, from, r.Header.Get("Location"), err)
+			return &Error{Op: method, URL: from, Err: err}
+		}
+		retarget(req, next, via[0].URL)
+	}
 	target := req.URL.String()
 	refuse := func(url string, err error) error {
 		logRedirectRefused(req.Context(), c.Logger, from, target, err)
@@ -258,4 +270,16 @@ func viaHops(req *http.Request, via []*http.Request) []Hop {
 		}
 	}
 	return hops
+}
+
+// retarget points the next request of a redirect at u. When that changes
+// the host http.Client judged by, credentials it copied for that host are
+// dropped unless u is on the first request's host.
+func retarget(req *http.Request, u, first *url.URL) {
+	if !strings.EqualFold(u.Host, req.URL.Host) && !strings.EqualFold(u.Host, first.Host) {
+		for _, h := range []string{"Authorization", "Www-Authenticate", "Cookie", "Cookie2", "Proxy-Authorization"} {
+			req.Header.Del(h)
+		}
+	}
+	req.URL = u
 }

@@ -14,7 +14,8 @@
 // UTF-8 as the tokenizer reads; tree.go keeps the standard's stack of open
 // elements, enough to end headings, anchors, templates and SVG/MathML where
 // a browser ends them; htmlx.go extracts the fields and resolves URLs with
-// github.com/nlnwa/whatwg-url, the WHATWG URL standard a browser follows
-// (net/url's ResolveReference differs: golang/go#80282), with a short cut
-// for the plain links the parser would return as written.
+// internal/weburl (github.com/nlnwa/whatwg-url, the WHATWG URL standard a
+// browser follows; net/url's ResolveReference differs: golang/go#80282),
+// with its short cut for the plain links the parser would return as
+// written.
 package htmlx

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+	"github.com/politecrawl/polite/internal/weburl"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -233,6 +234,8 @@ type parser struct {
 	titleDone bool
 	h1        int // open <h1> elements
 	h1Text    []byte
+	markers   int        // open markers of the list of active formatting elements (cMarker)
+	reopen    []reopened // formatting elements to reopen, outermost first
 
 	anchor      int // index in links of the open <a>'s link, or -1
 	pendingLink int // the link of the <a> being pushed, or -1
@@ -752,6 +755,9 @@ func (p *parser) text(b []byte) {
 		}
 		return
 	}
+	if len(p.reopen) > 0 && len(b) > 0 && p.reopensForText() {
+		p.reconstruct()
+	}
 	if p.templates > 0 || p.hidden > 0 {
 		return
 	}
@@ -904,7 +910,7 @@ type resolved struct {
 
 func newResolver(base *whatwg.Url) *resolver {
 	r := &resolver{base: base, seen: map[string]resolved{}}
-	if base != nil && httpURL(base) {
+	if base != nil && weburl.HTTP(base) {
 		// An http(s) URL has a host and a path starting with '/'.
 		href := base.Href(true)
 		if rest, ok := strings.CutPrefix(href, base.Protocol()+"//"); ok {
@@ -949,79 +955,8 @@ func (r *resolver) resolve(raw string) (string, resolution) {
 	return v.url, v.r
 }
 
-// fast resolves, without the parser, the two most common kinds of link
-// where the WHATWG parser returns them as written (less the fragment): a
-// root-relative "/path?query#frag", which becomes prefix + "/path?query",
-// and an absolute "http(s)://host/path?query#frag" whose host is lower-case
-// ASCII letters, digits, '-' and '.', without a port, ending in a label that
-// starts with a letter (never an IPv4 number) and holding no punycode; in
-// both, the path has only unreserved characters and no dot segments, and
-// the query only printable ASCII a browser sends as written. Anything else
-// takes the full route.
-func (r *resolver) fast(raw string) (string, bool) {
-	switch {
-	case len(raw) > 0 && raw[0] == '/':
-		if r.prefix == "" || len(raw) > 1 && raw[1] == '/' {
-			return "", false
-		}
-		end, ok := plainPathQuery(raw)
-		if !ok {
-			return "", false
-		}
-		return r.prefix + raw[:end], true
-	case strings.HasPrefix(raw, "https://"), strings.HasPrefix(raw, "http://"):
-		i := strings.Index(raw, "://") + 3
-		j := i
-		label := i // start of the host's last label
-		for ; j < len(raw) && raw[j] != '/'; j++ {
-			c := raw[j]
-			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-':
-			case c == '.' && j > i && raw[j-1] != '.':
-				label = j + 1
-			default:
-				return "", false // a port, userinfo, upper case, a query right after the host...
-			}
-		}
-		if j == len(raw) || label >= j || raw[label] < 'a' || raw[label] > 'z' || strings.Contains(raw[i:j], "xn--") {
-			return "", false
-		}
-		end, ok := plainPathQuery(raw[j:])
-		if !ok {
-			return "", false
-		}
-		return raw[:j+end], true
-	}
-	return "", false
-}
-
-// plainPathQuery reports whether p, a "/path?query#frag", is spelt as the
-// WHATWG parser would spell it (see fast), and where its fragment starts.
-func plainPathQuery(p string) (end int, ok bool) {
-	q := -1
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '#':
-			return i, true
-		case c == '?' && q < 0:
-			q = i
-		case q >= 0:
-			if c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>' {
-				return 0, false
-			}
-		case c == '/' || c == '-' || c == '_' || c == '~' ||
-			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
-		case c == '.':
-			if p[i-1] == '/' { // a dot segment, or a name starting with a dot: let the parser decide
-				return 0, false
-			}
-		default:
-			return 0, false
-		}
-	}
-	return len(p), true
-}
+// fast resolves the most common links without the parser (weburl.Fast).
+func (r *resolver) fast(raw string) (string, bool) { return weburl.Fast(r.prefix, raw) }
 
 func nofollow(rel string) bool {
 	for _, r := range strings.Fields(rel) {
@@ -1033,119 +968,42 @@ func nofollow(rel string) bool {
 	return false
 }
 
-// urlParser parses and resolves URLs by the WHATWG URL standard, as a
-// browser does, so that a link's URL is the one a browser would request:
-// net/url's ResolveReference differs in the details ("..//a" loses its
-// empty segment, golang/go#80282; '\' is not '/'; "https:/path" and
-// "https:path" are not relative; re-encoding a URL it had to escape turns
-// '(' into "%28").
-var urlParser = whatwg.NewParser()
-
-// parseURL parses s as a browser does, against base when base is not nil.
-func parseURL(s string, base *whatwg.Url) (*whatwg.Url, error) {
-	if base == nil {
-		return urlParser.Parse(s)
-	}
-	return urlParser.BasicParser(s, base, nil, whatwg.NoState)
-}
-
 // baseURL is the URL relative links resolve against: <base href> resolved
 // against the page URL when it yields http(s), else the page URL (nil when
 // that is not an absolute URL).
 func baseURL(pageURL *url.URL, baseHref string) *whatwg.Url {
 	var page *whatwg.Url
 	if pageURL != nil && pageURL.IsAbs() {
-		page, _ = urlParser.Parse(pageURL.String())
+		page, _ = weburl.Parse(pageURL.String(), nil)
 	}
 	if baseHref != "" {
 		s, _, _ := strings.Cut(cleanURL(baseHref), "#")
-		if b, err := parseURL(s, page); err == nil && httpURL(b) {
+		if b, err := weburl.Parse(s, page); err == nil && weburl.HTTP(b) {
 			return b
 		}
 	}
 	return page
 }
 
-// httpURL reports an http(s) URL whose host is a DNS name or an IP
-// address. (The WHATWG parser allows more in a host, '!' or '{' say, which
-// no DNS name holds and which net/url and the frontier refuse.)
-func httpURL(u *whatwg.Url) bool {
-	if s := u.Scheme(); s != "http" && s != "https" {
-		return false
-	}
-	h := u.Hostname()
-	if h == "" || h[0] == '[' {
-		return h != ""
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
-
-type resolution int
+type resolution = weburl.Resolution
 
 const (
-	kept    resolution = iota
-	skipped            // on purpose: fragment-only, or a scheme other than http(s)
-	invalid            // unparsable, or relative with nothing to resolve against
+	kept    = weburl.Kept
+	skipped = weburl.Skipped // on purpose: fragment-only, or a scheme other than http(s)
+	invalid = weburl.Invalid // unparsable, or relative with nothing to resolve against
 )
 
 // resolve makes raw absolute against base (which may be nil) as a browser
-// does, and drops the fragment.
+// does, and drops the fragment; a fragment-only link is skipped.
 func resolve(base *whatwg.Url, raw string) (string, resolution) {
-	s := cleanURL(raw)
-	if s == "" || s[0] == '#' {
+	if s := cleanURL(raw); s == "" || s[0] == '#' {
 		return "", skipped
 	}
-	// The fragment is dropped anyway; cutting it first saves encoding it.
-	s, _, _ = strings.Cut(s, "#")
-	u, err := parseURL(s, base)
-	if err != nil {
-		return "", invalid
-	}
-	if sc := u.Scheme(); sc != "http" && sc != "https" {
-		return "", skipped
-	}
-	if !httpURL(u) {
-		return "", invalid
-	}
-	href := u.Href(true)
-	if before, _, _ := strings.Cut(href, "?"); badEscape(before) {
-		return "", invalid
-	}
-	return href, kept
+	return weburl.Resolve(base, raw)
 }
 
-// badEscape reports a '%' that does not start an escape. A browser sends
-// it as written ("/100%", "/%zz"), but net/url, and so any Go client,
-// refuses such a URL (in the path; a query it takes as it is).
-func badEscape(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0; i = strings.IndexByte(s, '%') {
-		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-			return true
-		}
-		s = s[i+3:]
-	}
-	return false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// cleanURL strips what browsers strip from URL attributes: leading and
-// trailing C0 controls and spaces, and tabs and newlines anywhere.
-func cleanURL(s string) string {
-	s = strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-	if strings.ContainsAny(s, "\t\n\r") {
-		s = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(s)
-	}
-	return s
-}
+// cleanURL strips what browsers strip from URL attributes.
+func cleanURL(s string) string { return weburl.Clean(s) }
 
 // normalise collapses white space runs to one space, trims, and caps the
 // result at max bytes on a rune boundary.

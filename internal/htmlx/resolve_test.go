@@ -31,6 +31,10 @@ var resolveCases = []struct {
 	{"..//a keeps its empty segment", "https://example.com/d/page.html", "..//a", "https://example.com//a"},
 	{"/p/..//q keeps its empty segment", "https://example.com/d/page.html", "/p/..//q", "https://example.com//q"},
 	{"absolute a/..//b keeps its empty segment", "https://s.example/", "https://h.org/a/..//b", "https://h.org//b"},
+	// The Locations of fetch's TestRedirectRequestsWhatABrowserWould.
+	{"space with escaped delimiters", "https://example.com/d/page.html", "/a b%2Fc%26d%3De%2Bf%3Bg", "https://example.com/a%20b%2Fc%26d%3De%2Bf%3Bg"},
+	{"pipe and caret escaped in a path, not in a query", "https://example.com/d/page.html", "/a|b^c%2Fd?|^", "https://example.com/a%7Cb%5Ec%2Fd?|^"},
+	{"space in a query", "https://example.com/d/page.html", "?q=a b", "https://example.com/d/page.html?q=a%20b"},
 	{"./..//x above the root", "https://s.example/a/b", "./..//x", "https://s.example//x"},
 	{"encoded dot-dot then //", "https://s.example/a/b/c", "%2e%2E//x", "https://s.example/a//x"},
 	// Issue 18: the spelling a browser requests, not net/url's

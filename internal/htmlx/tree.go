@@ -1,14 +1,20 @@
 package htmlx
 
-import "golang.org/x/net/html/atom"
+import (
+	"slices"
+
+	"golang.org/x/net/html/atom"
+)
 
 // The parser keeps the HTML standard's stack of open elements, and only
 // that: enough of tree construction to end headings, anchors, templates and
 // SVG/MathML content where a browser ends them (</h2> closes an open <h1>,
 // </div> closes the <h1> inside it, a stray </div> is ignored), without
-// building a DOM. What it leaves out (foster parenting in tables, the
-// adoption agency's clones, <select> and <frameset> modes) is listed in the
-// package documentation.
+// building a DOM. Formatting elements closed with an element they were in
+// are reopened as the standard's list of active formatting elements would
+// (see reopened), as clones that carry no link. What it leaves out (foster
+// parenting in tables, the adoption agency's clones, <select> and
+// <frameset> modes) is listed in the package documentation.
 
 type namespace uint8
 
@@ -23,7 +29,24 @@ const (
 	fH1     = 1 << iota // an <h1> outside templates: its text goes to Page.H1
 	fHidden             // SVG/MathML script, style, title, desc: its text is not visible
 	fHTMLIP             // a MathML annotation-xml whose encoding is HTML: an HTML integration point
+	fEnded              // a formatting element ended by its own end tag (or an <a> start): not reopened
 )
+
+// reopened is a formatting element that was closed along with an element
+// it was in (<h1><a>x</h1>) and so stays in the standard's list of active
+// formatting elements: the next text or inline start tag reopens it (the
+// standard's "reconstruct the active formatting elements"), and it is the
+// current node then, so a heading that follows does not end an open one.
+type reopened struct {
+	a     atom.Atom
+	cl    class
+	name  uint32
+	level int32 // markers open when it was closed
+}
+
+// maxReopened bounds how many formatting elements of one name are kept
+// for reopening, as the standard's Noah's Ark clause does (by name only).
+const maxReopened = 3
 
 // elem is an open element.
 type elem struct {
@@ -98,15 +121,76 @@ func (p *parser) push(e elem) {
 	if e.flags&fHidden != 0 {
 		p.hidden++
 	}
+	if e.ns == nsHTML && e.cl&cMarker != 0 {
+		p.markers++
+	}
 	p.stack = append(p.stack, e)
+}
+
+// reconstruct reopens the formatting elements closed since the last
+// marker (see reopened), as clones that carry no link.
+func (p *parser) reconstruct() {
+	n := len(p.reopen)
+	for n > 0 && p.reopen[n-1].level == int32(p.markers) {
+		n--
+	}
+	for _, r := range p.reopen[n:] {
+		if len(p.stack) >= maxDepth {
+			p.deep++
+			continue
+		}
+		p.stack = append(p.stack, elem{a: r.a, cl: r.cl, name: r.name, link: -1, slot: -1})
+	}
+	p.reopen = p.reopen[:n]
+}
+
+// reopensForText reports whether text here reopens closed formatting
+// elements: in HTML content, but not in the raw text of <textarea> or
+// <xmp>, which the standard reads in its "text" mode.
+func (p *parser) reopensForText() bool {
+	e := p.top()
+	return e != nil && !p.foreignText() && !(e.ns == nsHTML && (e.a == atom.Textarea || e.a == atom.Xmp))
+}
+
+// forget drops the latest reopenable element named a since the last
+// marker, reporting whether there was one: its end tag (or, for <a>, a new
+// <a>) takes it out of the list of active formatting elements.
+func (p *parser) forget(a atom.Atom) bool {
+	for i := len(p.reopen) - 1; i >= 0 && p.reopen[i].level == int32(p.markers); i-- {
+		if p.reopen[i].a == a {
+			p.reopen = append(p.reopen[:i], p.reopen[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// keepForReopening records e, a formatting element closed with an element
+// it was in.
+func (p *parser) keepForReopening(e *elem) {
+	r := reopened{a: e.a, cl: e.cl, name: e.name, level: int32(p.markers)}
+	same, first := 0, -1
+	for i := len(p.reopen) - 1; i >= 0 && p.reopen[i].level == r.level; i-- {
+		if p.reopen[i].a == r.a {
+			same, first = same+1, i
+		}
+	}
+	if same >= maxReopened {
+		p.reopen = append(p.reopen[:first], p.reopen[first+1:]...)
+	}
+	p.reopen = append(p.reopen, r)
 }
 
 // popTo pops the element at index i and every element above it.
 func (p *parser) popTo(i int) {
+	r := len(p.reopen)
 	for j := len(p.stack) - 1; j >= i; j-- {
 		p.closed(&p.stack[j])
 	}
 	p.stack = p.stack[:i]
+	if r = min(r, len(p.reopen)); len(p.reopen)-r > 1 {
+		slices.Reverse(p.reopen[r:]) // closed innermost first; reopened outermost first
+	}
 }
 
 // remove takes the element at index i off the stack and leaves the ones
@@ -130,6 +214,19 @@ func (p *parser) closed(e *elem) {
 	}
 	if e.flags&fH1 != 0 {
 		p.closeH1(e)
+	}
+	if e.ns == nsHTML {
+		switch {
+		case e.cl&cMarker != 0:
+			p.markers--
+			n := len(p.reopen)
+			for n > 0 && p.reopen[n-1].level > int32(p.markers) {
+				n--
+			}
+			p.reopen = p.reopen[:n]
+		case e.cl&cFormatting != 0 && e.flags&fEnded == 0:
+			p.keepForReopening(e)
+		}
 	}
 }
 
@@ -389,6 +486,9 @@ func (p *parser) startStructure(name atom.Atom, cl class, selfClosing bool) bool
 		}
 		p.closeP()
 	case name == atom.A:
+		if p.forget(atom.A) {
+			break // the last <a> was closed already: it is not reopened
+		}
 		for i := len(p.stack) - 1; i >= 0; i-- {
 			e := &p.stack[i]
 			if e.ns == nsHTML && e.a == atom.A {
@@ -431,8 +531,31 @@ func (p *parser) startStructure(name atom.Atom, cl class, selfClosing bool) bool
 	case cl&cClosesP != 0:
 		p.closeP()
 	}
+	if reconstructs(name, cl) {
+		p.reconstruct()
+	}
 	if cl&cVoid == 0 {
 		p.push(elem{a: name})
+	}
+	return true
+}
+
+// reconstructs reports the start tags before which the standard reopens
+// closed formatting elements ("in body": inline and unknown elements, not
+// blocks, headings, lists, tables or what belongs in <head>).
+func reconstructs(a atom.Atom, cl class) bool {
+	switch {
+	case a == atom.Xmp:
+		return true
+	case cl&(cClosesP|cHeading|cTablePart) != 0:
+		return false
+	}
+	switch a {
+	case atom.Li, atom.Dd, atom.Dt, atom.Html, atom.Body, atom.Head, atom.Frameset, atom.Frame,
+		atom.Base, atom.Basefont, atom.Bgsound, atom.Link, atom.Meta, atom.Noframes, atom.Script,
+		atom.Style, atom.Template, atom.Title, atom.Textarea, atom.Iframe, atom.Noembed,
+		atom.Noscript, atom.Param, atom.Source, atom.Track, atom.Rb, atom.Rtc, atom.Rp, atom.Rt:
+		return false
 	}
 	return true
 }
@@ -465,6 +588,7 @@ func markerHTML(a atom.Atom) bool {
 // only it is (the adoption agency algorithm then moves the block out, and
 // its clones are not counted again).
 func (p *parser) adopt(i int) {
+	p.stack[i].flags |= fEnded
 	for j := i + 1; j < len(p.stack); j++ {
 		if p.stack[j].special() {
 			p.remove(i)
@@ -522,6 +646,9 @@ func (p *parser) endStructure(name atom.Atom, cl class) bool {
 	case name == atom.Table || cl&cTablePart != 0:
 		return p.closeInScope(scopeTable, name)
 	case cl&cFormatting != 0:
+		if p.forget(name) {
+			return false // closed already: now it is not reopened either
+		}
 		for i := len(p.stack) - 1; i >= 0; i-- {
 			e := &p.stack[i]
 			if e.ns == nsHTML && e.a == name {

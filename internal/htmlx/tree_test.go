@@ -27,6 +27,15 @@ func TestHeadingsEndLikeInABrowser(t *testing.T) {
 		{"<td> ends an <h1> opened in the previous cell", `<table><tr><td><h1>a<td>b</table>`, []string{"a"}},
 		{"an <h1> breaks out of <svg>", `<svg><h1>Out</h1><title>t</title></svg>`, []string{"Out"}},
 		{"unclosed at the end of the input", `<h1>Runs <b>to the end`, []string{"Runs to the end"}},
+		// The standard reopens a formatting element closed with the
+		// heading it was in, before text and inline start tags: the
+		// next <h1> then nests in it rather than ending the open one.
+		{"an <a> closed with its <h1> is reopened by text", `<h1><a>x</h1><h1>y<h1>z`, []string{"x", "y z", "z"}},
+		{"and <b> <i> in order", `<h1><b><i>x</h1><h1>y</i><h1>z`, []string{"x", "y z", "z"}},
+		{"not after its own end tag", `<h1><b>x</h1></b><h1>y<h1>z`, []string{"x", "y", "z"}},
+		{"not by a heading start tag", `<h1><b>x</h1><h1><h1>z`, []string{"x", "", "z"}},
+		{"not by <textarea> or its text", `<h1><b>x</h1><h1><textarea>t</textarea><h1>z`, []string{"x", "t", "z"}},
+		{"not inside a marker once it ends", `<h1><b>x</h1><object><h1>y<h1>z</object>`, []string{"x", "y", "z"}},
 		{"a custom element's end tag closes only its own element", `<h1><x-a></x-b><h1>in</h1>still</h1>`, []string{"in still", "in"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
