@@ -183,7 +183,11 @@ func TestThreeWorkersOnRedis(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.txt")
 	require.NoError(t, os.WriteFile(bad, []byte("https://shop.example/ speed=9\n"), 0o644))
-	for _, args := range [][]string{{}, {"-sites", bad}, {"-sites", filepath.Join(t.TempDir(), "missing")}} {
+	good := filepath.Join(t.TempDir(), "good.txt")
+	require.NoError(t, os.WriteFile(good, []byte("https://shop.example/\n"), 0o644))
+	for _, args := range [][]string{{}, {"-sites", bad}, {"-sites", filepath.Join(t.TempDir(), "missing")},
+		{"-sites", good, "-shards", "0"}, {"-sites", good, "-workers", "0"}, {"-sites", good, "-workers", "100000"},
+		{"-sites", good, "-lease", "-1s"}, {"-sites", good, "-progress", "-1s"}} {
 		var stderr bytes.Buffer
 		assert.Equal(t, exitUsage, run(t.Context(), args, &bytes.Buffer{}, &stderr), "%v", args)
 		assert.Contains(t, stderr.String(), "fleet:")

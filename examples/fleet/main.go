@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"io"
 	"log/slog"
 	"os"
@@ -102,8 +103,15 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if *sites == "" {
 		return nil, errors.New("-sites is required")
 	}
-	if c.workers < 1 {
-		return nil, fmt.Errorf("-workers %d: at least 1", c.workers)
+	for _, err := range []error{
+		cmdline.IntIn("workers", c.workers, 1, 1024),
+		cmdline.IntIn("shards", c.shards, 1, 4096),
+		cmdline.DurationIn("lease", c.lease, time.Second, 24*time.Hour),
+		cmdline.DurationIn("progress", c.progress, 0, 24*time.Hour),
+	} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	var err error
 	if c.sites, err = readSites(*sites, def); err != nil {

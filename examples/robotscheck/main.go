@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"io"
 	"log/slog"
 	"net/http"
@@ -83,6 +84,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitError
 	}
+	if err := cmdline.DurationIn("timeout", *timeout, time.Millisecond, 10*time.Minute); err != nil {
+		fmt.Fprintf(stderr, "robotscheck: %v\n", err)
+		return exitError
+	}
 	tokens, err := productTokens(agentFlags)
 	if err != nil {
 		fmt.Fprintf(stderr, "robotscheck: %v\n", err)
@@ -131,18 +136,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		} else {
 			v, err := cache.CheckAs(ctx, tokens, u)
 			if err != nil {
-				fmt.Fprintf(stderr, "robotscheck: %v\n", err)
+				fmt.Fprintf(stderr, "robotscheck: %s\n", cmdline.Safe(err.Error()))
 				code = exitError
 				continue
 			}
 			switch v.Outcome {
 			case robots.Allowed, robots.Disallowed:
 			case robots.Unreachable:
-				fmt.Fprintf(stdout, "%s: unreachable: robots.txt could not be fetched, the site is off limits (%v)\n", u, v.Err)
+				fmt.Fprintf(stdout, "%s: unreachable: robots.txt could not be fetched, the site is off limits (%s)\n", cmdline.Safe(u), cmdline.Safe(fmt.Sprint(v.Err)))
 				code = exitError
 				continue
 			default: // fail closed on anything else
-				fmt.Fprintf(stderr, "robotscheck: %s\n", v)
+				fmt.Fprintf(stderr, "robotscheck: %s\n", cmdline.Safe(v.String()))
 				code = exitError
 				continue
 			}
@@ -155,7 +160,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !d.Allowed && code == exitAllowed {
 			code = exitDisallowed
 		}
-		fmt.Fprintf(stdout, "%s: %s%s\n", u, d, matched(d))
+		// The rule is a robots.txt line as the site wrote it: made safe so it
+		// cannot drive the terminal.
+		fmt.Fprintf(stdout, "%s: %s%s\n", cmdline.Safe(u), cmdline.Safe(d.String()), cmdline.Safe(matched(d)))
 	}
 	return code
 }

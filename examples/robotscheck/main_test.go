@@ -105,6 +105,9 @@ func TestUsage(t *testing.T) {
 		{"-agent", "(;)", "https://e.com/"},
 		{"-agent", "bot", "-agent", "(;)", "https://e.com/"},
 		{"-agent", "bot", "-log", filepath.Join(t.TempDir(), "no", "such", "dir", "log.json"), "https://e.com/"},
+		{"-agent", "bot", "-timeout", "-1s", "https://e.com/"},
+		{"-agent", "bot", "-timeout", "0s", "https://e.com/"},
+		{"-agent", "bot", "-timeout", "24h", "https://e.com/"},
 	} {
 		code, _, stderr := runCmd(args...)
 		assert.Equal(t, 2, code, args)
@@ -194,4 +197,20 @@ func TestLogFile(t *testing.T) {
 		assert.Equal(t, "Disallow: /basket/", events[i+1]["rule"])
 		assert.Equal(t, 2.0, events[i+1]["line"])
 	}
+}
+
+// TestRuleTextIsTerminalSafe: a rule is printed as the site wrote it, so an
+// escape sequence in robots.txt must reach the terminal as visible text, not
+// as a command that retitles the window or clears the screen.
+func TestRuleTextIsTerminalSafe(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	hostile := "User-agent: *\nDisallow: /x\x1b]0;pwned\x07\x1b[2J\n"
+	if err := os.WriteFile(file, []byte(hostile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCmd("-agent", "bot", "-robots", file, "/x\x1b]0;pwned\x07\x1b[2J")
+	assert.Equal(t, 1, code)
+	assert.NotContains(t, out, "\x1b")
+	assert.NotContains(t, out, "\x07")
+	assert.Contains(t, out, `\x1b]0;pwned\x07`)
 }
