@@ -280,3 +280,5 @@ func observing(g Gate, u *url.URL, status int, err error, sent time.Time, c cloc
 // clock is a *Client or *Transport: passing one, unlike a method value,
 // allocates nothing on the hot path.
 type clock interface{ now() time.Time }
+
+var _ Pacer = (*HostGate)(nil)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/internal/urlnorm"
 )
 
@@ -60,3 +61,5 @@ func (f *Frontier) Wrote(u *url.URL) {
 	}
 	f.mu.Unlock()
 }
+
+var _ fetch.Pacer = (*Frontier)(nil)

@@ -64,6 +64,29 @@ func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	return func() { rel2(); rel1() }, nil
 }
 
+// Start implements fetch.Pacer: each gate that spaces starts on the wire
+// (the host gate, a frontier) checks the request just before it is
+// written.
+func (g bothGates) Start(ctx context.Context, u *url.URL) error {
+	for _, gate := range []fetch.Gate{g.run, g.host} {
+		if p, ok := gate.(fetch.Pacer); ok {
+			if err := p.Start(ctx, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Wrote implements fetch.Pacer.
+func (g bothGates) Wrote(u *url.URL) {
+	for _, gate := range []fetch.Gate{g.run, g.host} {
+		if p, ok := gate.(fetch.Pacer); ok {
+			p.Wrote(u)
+		}
+	}
+}
+
 // publishedToken is the product token of the 2-UAcomBot page.
 const publishedToken = "2-UAcomBot"
 
@@ -537,3 +560,5 @@ func (m *monitor) watch(ctx context.Context, w io.Writer, sleep func(context.Con
 		}
 	}
 }
+
+var _ fetch.Pacer = bothGates{}
