@@ -24,7 +24,8 @@ type startPacing struct {
 	p      Pacer
 	u      *url.URL
 	ctx    context.Context
-	waited atomic.Int64 // ns
+	waited atomic.Int64          // ns
+	trace  httptrace.ClientTrace // one allocation with the check
 }
 
 // paced returns req with the start check of g when g is a Pacer, and
@@ -35,8 +36,8 @@ func paced(req *http.Request, g Gate, u *url.URL) (*http.Request, *startPacing) 
 		return req, nil
 	}
 	sp := &startPacing{p: p, u: u, ctx: req.Context()}
-	trace := &httptrace.ClientTrace{GotConn: sp.gotConn, WroteRequest: sp.wroteRequest}
-	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), sp
+	sp.trace.GotConn, sp.trace.WroteRequest = sp.gotConn, sp.wroteRequest
+	return req.WithContext(httptrace.WithClientTrace(req.Context(), &sp.trace)), sp
 }
 
 func (sp *startPacing) gotConn(info httptrace.GotConnInfo) {
