@@ -20,7 +20,8 @@ const (
 
 // HostGate is a standalone politeness gate: at most InFlight requests in
 // flight to one host and at least Gap between two request starts to it,
-// each host on its own (a slow host never holds back another). It is what
+// each host on its own (a slow host never holds back another); a start is
+// when the request is written, not when it was admitted (see [Pacer]). It is what
 // a Client or Transport with a nil Gate uses; set it as Client.Gate to
 // choose other limits without building a frontier.
 //
