@@ -41,32 +41,12 @@ func benchServer(b *testing.B) *httptest.Server {
 // BenchmarkGet compares Client.Get (robots allow-all, cached; gate without
 // limits) with a plain http.Client sending the same request with the same
 // headers and reading the body the same way.
+//
+// impl=fetch-pacer is Client.Get through a HostGate without a gap: what a
+// Pacer gate's start check (fetch.Pacer) costs per request.
 func BenchmarkGet(b *testing.B) {
-	b.Run("impl=fetch", func(b *testing.B) {
-		srv := benchServer(b)
-		base := &http.Transport{MaxIdleConnsPerHost: 4}
-		b.Cleanup(base.CloseIdleConnections)
-		c := &fetch.Client{
-			UserAgent: testUA,
-			Header:    http.Header{"X-AGENT": {"2-UA"}},
-			Gate:      openGate{},
-			Transport: base,
-		}
-		c.Robots = &robots.Cache{Client: &http.Client{Transport: c.PoliteTransport()}}
-		ctx := context.Background()
-		target := srv.URL + "/page"
-		if _, err := c.Get(ctx, target); err != nil { // warm robots.txt and the connection
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for b.Loop() {
-			res, err := c.Get(ctx, target)
-			if err != nil || len(res.Body) != len(benchPage) {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("impl=fetch", func(b *testing.B) { benchGet(b, openGate{}) })
+	b.Run("impl=fetch-pacer", func(b *testing.B) { benchGet(b, &fetch.HostGate{Gap: -1}) })
 	b.Run("impl=plain", func(b *testing.B) {
 		srv := benchServer(b)
 		base := &http.Transport{MaxIdleConnsPerHost: 4}
@@ -100,6 +80,32 @@ func BenchmarkGet(b *testing.B) {
 			}
 		}
 	})
+}
+
+func benchGet(b *testing.B, gate fetch.Gate) {
+	srv := benchServer(b)
+	base := &http.Transport{MaxIdleConnsPerHost: 4}
+	b.Cleanup(base.CloseIdleConnections)
+	c := &fetch.Client{
+		UserAgent: testUA,
+		Header:    http.Header{"X-AGENT": {"2-UA"}},
+		Gate:      gate,
+		Transport: base,
+	}
+	c.Robots = &robots.Cache{Client: &http.Client{Transport: c.PoliteTransport()}}
+	ctx := context.Background()
+	target := srv.URL + "/page"
+	if _, err := c.Get(ctx, target); err != nil { // warm robots.txt and the connection
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		res, err := c.Get(ctx, target)
+		if err != nil || len(res.Body) != len(benchPage) {
+			b.Fatal(err)
+		}
+	}
 }
 
 // cannedTransport answers every request in memory, so BenchmarkOverhead

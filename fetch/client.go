@@ -672,9 +672,14 @@ func (c *Client) attempt(ctx context.Context, st *state, method string, u *url.U
 		waits = &waitContext{Context: rctx}
 		req = req.WithContext(waits)
 	}
+	req, pace := paced(req, g, u)
 	res.TTFB, res.Download, res.Challenge = 0, 0, nil
 	sent := c.now()
 	resp, err := st.base.RoundTrip(req)
+	if w := pace.wait(); w > 0 {
+		res.GateWait += w
+		sent = sent.Add(w)
+	}
 	if waits != nil {
 		w := time.Duration(waits.wait.Load())
 		res.GateWait += w

@@ -64,6 +64,17 @@
 // later (the slowdown's gap between request starts), not 1 s later;
 // Attempt.Wait says 1 s and Result.GateWait the other 2 s.
 //
+// A gap between request starts is kept where the site sees it: a Gate
+// that implements [Pacer] ([HostGate], the frontier) admits a request,
+// and just before its bytes are written on the connection the transport
+// gave it (after any dial and TLS handshake; httptrace GotConn, on every
+// path: Get, retries, redirect hops, robots.txt, HTTPClient, RoundTripper,
+// Transport) the request waits until the gap has passed since the last
+// start was written. That wait is counted in Result.GateWait, never in
+// TTFB or ResponseTime (TestGapHoldsFromRequestStartNotAdmission,
+// TestGapHoldsAtTheSitesKernel). A base transport that reports no
+// httptrace GotConn (not an *http.Transport) gets no start check.
+//
 // A Gate that also implements [Observer] (a frontier with
 // Config.Adaptive) is told how every request it admitted ended (status or
 // error, and the time to the end of the body), from Get, HTTPClient,

@@ -20,7 +20,8 @@ const (
 
 // HostGate is a standalone politeness gate: at most InFlight requests in
 // flight to one host and at least Gap between two request starts to it,
-// each host on its own (a slow host never holds back another). It is what
+// each host on its own (a slow host never holds back another); a start is
+// when the request is written, not when it was admitted (see [Pacer]). It is what
 // a Client or Transport with a nil Gate uses; set it as Client.Gate to
 // choose other limits without building a frontier.
 //
@@ -46,7 +47,8 @@ type HostGate struct {
 type hostSlot struct {
 	inFlight  int
 	waiting   int
-	lastStart time.Time
+	lastStart time.Time     // last admission
+	lastWrite time.Time     // last request start on the wire (see Pacer)
 	wake      chan struct{} // closed on a release; nil when nobody waits
 }
 
@@ -111,6 +113,51 @@ func (g *HostGate) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	}
 }
 
+// Start implements [Pacer]: it blocks until Gap has passed since the
+// last request to u's host left (as Wrote reported it, or as a Start
+// reserved it), or ctx ends, and reserves this start.
+func (g *HostGate) Start(ctx context.Context, u *url.URL) error {
+	if u == nil || u.Host == "" {
+		return fmt.Errorf("%w: no host to gate", ErrBadURL)
+	}
+	key := hostKey(u)
+	_, gap := g.limits()
+	g.mu.Lock()
+	s := g.slotLocked(key, gap)
+	s.waiting++ // kept while it waits: not pruned
+	for {
+		now := time.Now()
+		wait := s.lastWrite.Add(gap).Sub(now)
+		if wait <= 0 || s.lastWrite.IsZero() {
+			s.waiting--
+			s.lastWrite = now
+			g.mu.Unlock()
+			return nil
+		}
+		g.mu.Unlock()
+		err := sleepOrWake(ctx, nil, wait)
+		g.mu.Lock()
+		if err != nil {
+			s.waiting--
+			g.mu.Unlock()
+			return fmt.Errorf("politeness gate: waiting to start %s: %w", u.Redacted(), err)
+		}
+	}
+}
+
+// Wrote implements [Pacer]: the request to u that Start let go has just
+// been written.
+func (g *HostGate) Wrote(u *url.URL) {
+	if u == nil || u.Host == "" {
+		return
+	}
+	g.mu.Lock()
+	if s := g.hosts[hostKey(u)]; s != nil {
+		s.lastWrite = time.Now()
+	}
+	g.mu.Unlock()
+}
+
 func (g *HostGate) releaser(s *hostSlot) func() {
 	var once sync.Once
 	return func() {
@@ -138,7 +185,7 @@ func (g *HostGate) slotLocked(key string, gap time.Duration) *hostSlot {
 	if len(g.hosts) >= max(g.pruneN, 256) {
 		cutoff := time.Now().Add(-gap)
 		for k, s := range g.hosts {
-			if s.inFlight == 0 && s.waiting == 0 && !s.lastStart.After(cutoff) {
+			if s.inFlight == 0 && s.waiting == 0 && !s.lastStart.After(cutoff) && !s.lastWrite.After(cutoff) {
 				delete(g.hosts, k)
 			}
 		}
@@ -178,6 +225,25 @@ func sleepOrWake(ctx context.Context, ch <-chan struct{}, d time.Duration) error
 	return nil
 }
 
+// Pacer is a Gate that spaces requests where the site sees them. A
+// request Acquire admitted may leave much later (a new connection's dial
+// and TLS handshake, a loaded machine), and then closer to the next one
+// than the gap between their admissions; so Client and Transport call
+// Start on every connection a request gets, just before its bytes are
+// written, and Wrote once they have been. [HostGate] and
+// frontier.Frontier implement it.
+type Pacer interface {
+	// Start blocks until a request to u, admitted by Acquire, may be
+	// written now without coming too soon after the last request start
+	// (per host, or run-wide, as the gate enforces), or ctx ends; it
+	// records the start as happening now.
+	Start(ctx context.Context, u *url.URL) error
+	// Wrote is called once the request to u that Start let go has been
+	// written: its start is now, later than Start when the writer was
+	// delayed, and the next start is counted from it.
+	Wrote(u *url.URL)
+}
+
 // reportsWaits reports whether g may be one whose transport reports waits
 // with ReportGateWait: any gate but this package's own (nil: the
 // client's HostGate).
@@ -215,3 +281,5 @@ func observing(g Gate, u *url.URL, status int, err error, sent time.Time, c cloc
 // clock is a *Client or *Transport: passing one, unlike a method value,
 // allocates nothing on the hot path.
 type clock interface{ now() time.Time }
+
+var _ Pacer = (*HostGate)(nil)

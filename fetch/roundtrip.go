@@ -82,8 +82,10 @@ func (rt roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r2.Body = body
 		}
+		r2, pace := paced(r2, g, req.URL)
 		sent := c.now()
 		resp, err := st.base.RoundTrip(r2)
+		sent = sent.Add(pace.wait())
 		if err != nil {
 			err = st.requestError(ctx, rctx, err)
 			resp = nil

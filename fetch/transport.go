@@ -210,8 +210,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		rctx, cancel = context.WithTimeout(ctx, timeout)
 		r2 = r2.WithContext(rctx)
 	}
+	r2, pace := paced(r2, g, req.URL)
 	sent := t.now()
 	resp, err := t.base().RoundTrip(r2)
+	sent = sent.Add(pace.wait())
 	if err != nil {
 		if ctx.Err() == nil && rctx.Err() == context.DeadlineExceeded {
 			err = timeoutError(timeout)

@@ -80,6 +80,15 @@
 // while another is in flight and starts are at least 3 s apart — the retry
 // of the 429 that tripped it included, whatever its Retry-After.
 //
+// A start is when the request's bytes are written, not when Acquire
+// admitted it: a request whose new connection took most of the gap to
+// dial would otherwise bring the next one closer to the site than the
+// gap. The Frontier is a fetch.Pacer: fetch calls Start on the connection
+// a request gets, just before writing it, and the request waits there
+// for the gaps since the last start on the wire (counted in
+// Result.GateWait, never in the server's timings); Wrote moves that start
+// to when the write really ended (TestGapHoldsFromRequestStart).
+//
 // # A host's own pace
 //
 // Three things can make one host slower than the limits above, never

@@ -90,7 +90,9 @@ type Frontier struct {
 
 	inFlight    int      // requests admitted by Acquire, not released
 	out         []uint64 // tickets of items handed out, not Done
-	lastStart   int64    // ns of the last request start
+	lastStart   int64    // ns of the last request start (admission)
+	lastWrite   int64    // ns of the last request start on the wire (Start, Wrote)
+	admitGap    int64    // ns: the run's gap when the last request was admitted
 	lastHandout int64    // ns of the last item handed out
 	nextTicket  uint64
 	nextHostID  uint64
@@ -120,6 +122,8 @@ type host struct {
 	out         int // items handed out
 	inFlight    int // requests admitted
 	lastStart   int64
+	lastWrite   int64 // see Frontier.Start
+	admitGap    int64 // the host's gap when its last request was admitted
 	lastHandout int64
 	heapIdx     int // -1 when not in the ready heap
 	done        int
@@ -212,6 +216,7 @@ func New(cfg Config) (*Frontier, error) {
 		gap:             int64(cfg.Gap),
 		perHostGap:      int64(cfg.PerHostGap),
 		lastStart:       never,
+		lastWrite:       never,
 		lastHandout:     never,
 		maxHostGap:      int64(cfg.MaxHostGap),
 	}
@@ -557,7 +562,7 @@ func (f *Frontier) hostLocked(name string) *host {
 	h := f.hosts[name]
 	if h == nil {
 		f.nextHostID++
-		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastHandout: never,
+		h = &host{name: name, id: f.nextHostID, heapIdx: -1, lastStart: never, lastWrite: never, lastHandout: never,
 			pace: f.perHostGap, maxIn: f.perHostInFlight}
 		f.hosts[name] = h
 	}
@@ -922,6 +927,7 @@ func (f *Frontier) acquireLocked(h *host, w *waiter, now int64) (func(), int64) 
 	f.inFlight++
 	h.inFlight++
 	f.lastStart, h.lastStart = now, now
+	f.admitGap, h.admitGap = f.gap, f.hostGap(h)
 	f.requests++
 	h.requests++
 	if f.persist != nil {

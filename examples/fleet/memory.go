@@ -86,6 +86,23 @@ func (m *memoryCrawler) Acquire(ctx context.Context, u *url.URL) (func(), error)
 	}, nil
 }
 
+// Start implements fetch.Pacer: the site's frontier spaces the request's
+// start on the wire too, not only its admission.
+func (m *memoryCrawler) Start(ctx context.Context, u *url.URL) error {
+	host, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", frontier.ErrInvalidURL, u.Redacted(), err)
+	}
+	return m.siteOf(host).Start(ctx, u)
+}
+
+// Wrote implements fetch.Pacer.
+func (m *memoryCrawler) Wrote(u *url.URL) {
+	if host, err := urlnorm.HostPort(u.Scheme, u.Host); err == nil {
+		m.siteOf(host).Wrote(u)
+	}
+}
+
 func (m *memoryCrawler) notify() {
 	m.mu.Lock()
 	close(m.wake)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -19,6 +20,7 @@ func stampListener(l net.Listener) net.Listener {
 	if !ok {
 		return l
 	}
+	stampsOn()
 	if rc, err := tl.SyscallConn(); err == nil {
 		// Set on the listener so that segments arriving before Accept
 		// returns are stamped too; accepted sockets inherit it.
@@ -26,6 +28,67 @@ func stampListener(l net.Listener) net.Listener {
 	}
 	return stampingListener{tl}
 }
+
+// stampsOn makes sure the kernel stamps received packets before the
+// first site is reachable. Setting SO_TIMESTAMPNS on the first socket of
+// the system that asks for it only schedules the switch (Linux's
+// net_enable_timestamp defers it to a workqueue); on a loaded machine
+// that work runs after a test's first request has arrived, unstamped, and
+// recvmsg then carries no timestamp at all for it. So once per process a
+// loopback connection with the option set, kept open for the life of the
+// process (holding the switch on, whatever sites close), is written to
+// until what it reads comes back stamped.
+var stampsOn = sync.OnceFunc(func() {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return
+	}
+	defer l.Close()
+	client, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		return
+	}
+	c, err := l.Accept()
+	if err != nil {
+		_ = client.Close()
+		return
+	}
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	var serr error
+	if err == nil {
+		err = rc.Control(func(fd uintptr) { serr = enableStamps(fd) })
+	}
+	if err != nil || serr != nil {
+		_ = client.Close()
+		_ = c.Close()
+		return
+	}
+	stampKeeper = [2]net.Conn{client, c}
+	var buf [64]byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := client.Write([]byte{0}); err != nil {
+			return
+		}
+		var oob [64]byte
+		var oobn int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			_, oobn, _, _, rerr = syscall.Recvmsg(int(fd), buf[:], oob[:], 0)
+			return rerr != syscall.EAGAIN && rerr != syscall.EINTR
+		}); err != nil || rerr != nil {
+			return
+		}
+		if !kernelStamp(oob[:oobn]).IsZero() {
+			return
+		}
+	}
+})
+
+// stampKeeper holds the connection of stampsOn open: only reachable, the
+// garbage collector never closes it.
+//
+//lint:ignore U1000 written, never read: being reachable is its job
+var stampKeeper [2]net.Conn
 
 func enableStamps(fd uintptr) error {
 	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)

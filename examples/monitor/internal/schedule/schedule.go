@@ -62,6 +62,29 @@ func (g bothGates) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	return func() { rel2(); rel1() }, nil
 }
 
+// Start implements fetch.Pacer: each gate that spaces starts on the wire
+// (the host gate, a frontier) checks the request just before it is
+// written.
+func (g bothGates) Start(ctx context.Context, u *url.URL) error {
+	for _, gate := range []fetch.Gate{g.run, g.host} {
+		if p, ok := gate.(fetch.Pacer); ok {
+			if err := p.Start(ctx, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Wrote implements fetch.Pacer.
+func (g bothGates) Wrote(u *url.URL) {
+	for _, gate := range []fetch.Gate{g.run, g.host} {
+		if p, ok := gate.(fetch.Pacer); ok {
+			p.Wrote(u)
+		}
+	}
+}
+
 // OutcomeBusy: another monitor process on the same database holds the page.
 const OutcomeBusy = "busy"
 
@@ -289,3 +312,7 @@ func (r *Runner) Watch(ctx context.Context, w io.Writer, sleep func(context.Cont
 		}
 	}
 }
+
+// bothGates must pass the start checks through, or the gates behind it
+// would space admissions but not the requests on the wire.
+var _ fetch.Pacer = bothGates{}
