@@ -140,4 +140,3 @@ func (m *monitor) runner() *schedule.Runner {
 	return &schedule.Runner{Store: m.st, Parallel: m.o.parallel, Gap: m.o.gap, HostGate: m.hostGate,
 		NewClient: m.newClient, Taker: m.taker(), Now: m.now, Logger: m.logger}
 }
-
