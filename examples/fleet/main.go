@@ -106,7 +106,7 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	for _, err := range []error{
 		cmdline.IntIn("workers", c.workers, 1, 1024),
 		cmdline.IntIn("shards", c.shards, 1, 4096),
-		cmdline.DurationIn("lease", c.lease, time.Second, 24*time.Hour),
+		cmdline.DurationIn("lease", c.lease, 100*time.Millisecond, 24*time.Hour),
 		cmdline.DurationIn("progress", c.progress, 0, 24*time.Hour),
 	} {
 		if err != nil {
