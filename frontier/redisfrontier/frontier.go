@@ -400,18 +400,33 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 		args = append(args, extra...)
 		f.roundTrips.Add(1)
 		res, err := s.Run(ctx, f.rdb, []string{f.tags[i] + "g"}, args...).Slice()
-		if err == nil {
-			if len(res) > 0 && res[0] == "LOST" {
-				f.logAt(slog.LevelError, "redisfrontier.state_lost", "crawl", f.cfg.Crawl, "shard", i)
-				return nil, fmt.Errorf("%w (crawl %q)", ErrStateLost, f.cfg.Crawl)
-			}
+		lost := err == nil && len(res) > 0 && res[0] == "LOST"
+		if err == nil && !lost {
 			return res, nil
 		}
-		f.putBack(i, rel, drops)
+		f.putBack(i, rel, drops) // a LOST script returned before doing anything
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !retryable(err) {
+		stateLost := func() error {
+			f.logAt(slog.LevelError, "redisfrontier.state_lost", "crawl", f.cfg.Crawl, "shard", i)
+			return fmt.Errorf("%w (crawl %q, shard %d)", ErrStateLost, f.cfg.Crawl, i)
+		}
+		_, cluster := f.rdb.(*redis.ClusterClient)
+		switch {
+		case lost && !cluster:
+			return nil, stateLost()
+		case lost:
+			// On a cluster, the node that answered for the shard's slot
+			// may not be the one that holds it: while a failover
+			// converges, the client's slot map can still name an address
+			// the dead master left, where another server may now listen,
+			// or a restarted node may serve its old slots, empty, until
+			// gossip tells it better. The script stopped before writing,
+			// so ask again with a fresh slot map; state missing for all
+			// of Outage is lost.
+			err = errStateMissing
+		case !retryable(err):
 			return nil, fmt.Errorf("redisfrontier: %w", err)
 		}
 		f.reloadSlots()
@@ -419,6 +434,9 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 			deadline = time.Now().Add(f.outage)
 		}
 		if f.outage < 0 || time.Now().After(deadline) {
+			if lost {
+				return nil, stateLost()
+			}
 			return nil, fmt.Errorf("%w for %v: %w", ErrUnavailable, max(f.outage, 0), err)
 		}
 		f.warn("redisfrontier.unavailable", "attempt", attempt, "retry_in", wait, "err", err)
