@@ -84,7 +84,9 @@ type Frontier struct {
 // New joins (or creates) the crawl cfg.Crawl on rdb — a *redis.Client or,
 // for Redis Cluster, a *redis.ClusterClient — and starts this worker's
 // background work: the wake-up subscription, lease renewal and the release
-// of finished slots. ctx bounds the setup only.
+// of finished slots. ctx bounds the setup only. A cluster that is not up
+// yet (CLUSTERDOWN, TRYAGAIN, LOADING) is waited for, within Config.Outage;
+// a Redis that cannot be reached fails New at once.
 func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier, error) {
 	if cfg.Site == (Limits{}) {
 		cfg.Site = DefaultLimits()
@@ -156,8 +158,26 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	alpha := intsetEntries(ctx, rdb) * 2 / 5
 	newID := randomHex(8)
 	initTag := func(t string) (string, error) {
-		res, err := scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
-			cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), cfg.StartWindow.Microseconds(), alpha, newID).StringSlice()
+		var res []string
+		var err error
+		// A cluster just created, or failing over, answers CLUSTERDOWN
+		// (or TRYAGAIN, LOADING) for a moment: wait for it, within
+		// Outage. A Redis that cannot be reached at all fails at once.
+		deadline := time.Now().Add(f.outage)
+		for {
+			res, err = scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
+				cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), cfg.StartWindow.Microseconds(), alpha, newID).StringSlice()
+			var re redis.Error
+			if err == nil || !errors.As(err, &re) || !retryable(err) || f.outage < 0 || time.Now().After(deadline) {
+				break
+			}
+			f.reloadSlots()
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 		if err != nil {
 			return "", fmt.Errorf("redisfrontier: joining crawl %q: %w", cfg.Crawl, err)
 		}
