@@ -267,3 +267,41 @@ func TestThreeMasterCluster(t *testing.T) {
 		assert.Positive(t, n, "master %d holds none of the crawl's keys", i)
 	}
 }
+
+// TestRedirectedPageLinks: two links redirect to one page. In either
+// mode the page is requested once, and the links on it are attributed to
+// it (its final URL), not to the link that redirected there.
+func TestRedirectedPageLinks(t *testing.T) {
+	for _, mode := range []string{"memory", "redis"} {
+		t.Run(mode, func(t *testing.T) {
+			s := testsite.New(t)
+			s.Robots("User-agent: *\nAllow: /\n")
+			s.HTML("/", `<a href="/old">old</a> <a href="/old2">old 2</a>`)
+			s.Redirect("/old", "/new", 301)
+			s.Redirect("/old2", "/new", 301)
+			s.HTML("/new", `<a href="/deep">deep</a>`)
+			s.HTML("/deep", `deep`)
+			dir := t.TempDir()
+			file, out := filepath.Join(dir, "sites.txt"), filepath.Join(dir, "out.jsonl")
+			require.NoError(t, os.WriteFile(file, []byte(s.URL()+"/\n"), 0o644))
+			args := []string{"-sites", file, "-out", out, "-gap", "0", "-progress", "0"}
+			if mode == "redis" {
+				args = append(args, "-redis", redistest.Start(t, redistest.Options{}).URL(), "-crawl", "redir")
+			}
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), mainEnv+"=1")
+			b, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", b)
+			assert.Equal(t, 1, s.Count("/new"), "%v", s.Paths())
+			var deep *page
+			pages := readPages(t, out)
+			for i := range pages {
+				if pages[i].URL == s.URL()+"/deep" {
+					deep = &pages[i]
+				}
+			}
+			require.NotNil(t, deep, "%v", pages)
+			assert.Equal(t, s.URL()+"/new", deep.From)
+		})
+	}
+}

@@ -189,8 +189,9 @@ type page struct {
 // in-memory frontiers of one process.
 type crawler interface {
 	Next(ctx context.Context) (frontier.Item, error)
-	// finish adds the page's links and marks the item done.
-	finish(ctx context.Context, it frontier.Item, err error, links []string) error
+	// finish adds the links of the page at from (the final URL after
+	// redirects) and marks the item done.
+	finish(ctx context.Context, it frontier.Item, from string, err error, links []string) error
 	progress(ctx context.Context) (string, error)
 }
 
@@ -234,7 +235,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "fleet: %v\n", err)
 			return exitFailure
 		}
-		client.Gate = mc // each request goes to its site's frontier
+		client.Gate = mc    // each request goes to its site's frontier
+		client.Claimer = mc // and each redirect target to its seen set
 		c, worker = mc, fmt.Sprintf("local-%d", os.Getpid())
 	}
 	for _, s := range cfg.sites {
@@ -362,7 +364,12 @@ func loop(ctx context.Context, c crawler, client *fetch.Client, emit func(page) 
 		if err := emit(p); err != nil {
 			return err // not finished: the item goes back to the queue
 		}
-		if err := c.finish(ctx, it, ferr, links); err != nil {
+		// A redirected page's links were found on its final URL.
+		from := res.FinalURL
+		if from == "" {
+			from = it.URL
+		}
+		if err := c.finish(ctx, it, from, ferr, links); err != nil {
 			if errors.Is(err, redisfrontier.ErrLeaseLost) {
 				continue // reported by the frontier's log; the page may be fetched again
 			}
@@ -401,8 +408,8 @@ func (r *redisCrawler) close() {
 
 func (r *redisCrawler) Next(ctx context.Context) (frontier.Item, error) { return r.f.Next(ctx) }
 
-func (r *redisCrawler) finish(ctx context.Context, it frontier.Item, err error, links []string) error {
-	_, ferr := r.f.Finish(ctx, it, err, links)
+func (r *redisCrawler) finish(ctx context.Context, it frontier.Item, from string, err error, links []string) error {
+	_, ferr := r.f.FinishFrom(ctx, it, from, err, links)
 	return ferr
 }
 

@@ -70,6 +70,21 @@ func (m *memoryCrawler) start(ctx context.Context, u string) frontier.AddResult 
 	return m.siteOf(urlnorm.Host(u)).Add(ctx, u, 0, "")
 }
 
+// Claim implements fetch.Claimer: a redirect target of a site is claimed
+// in that site's seen set, so it is requested once; a host of no site is
+// not recorded, as on Redis.
+func (m *memoryCrawler) Claim(ctx context.Context, u *url.URL) (bool, error) {
+	host, err := urlnorm.HostPort(u.Scheme, u.Host)
+	if err != nil {
+		return true, nil // fetch reports the URL
+	}
+	f := m.siteOf(host)
+	if f == m.other {
+		return true, nil
+	}
+	return f.Claim(ctx, u)
+}
+
 // Acquire implements fetch.Gate: each site's frontier gates its own hosts.
 func (m *memoryCrawler) Acquire(ctx context.Context, u *url.URL) (func(), error) {
 	host, err := urlnorm.HostPort(u.Scheme, u.Host)
@@ -168,10 +183,10 @@ func sleepUntil(ctx context.Context, wake <-chan struct{}, at time.Time) error {
 // finish adds each link to the frontier of its own site (a link into
 // another started site belongs to that site, as on Redis) and marks the
 // item done.
-func (m *memoryCrawler) finish(ctx context.Context, it frontier.Item, err error, links []string) error {
+func (m *memoryCrawler) finish(ctx context.Context, it frontier.Item, from string, err error, links []string) error {
 	for _, l := range links {
 		if n, nerr := urlnorm.Normalize(l); nerr == nil {
-			m.siteOf(urlnorm.Host(n)).Add(ctx, n, it.Depth+1, it.URL)
+			m.siteOf(urlnorm.Host(n)).Add(ctx, n, it.Depth+1, from)
 		}
 	}
 	m.siteOf(it.Host).Done(it, err)

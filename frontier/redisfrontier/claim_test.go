@@ -14,6 +14,7 @@ import (
 
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/frontier/redisfrontier"
+	"github.com/politecrawl/polite/frontier/redisfrontier/redistest"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -23,6 +24,23 @@ import (
 // the links of /a are attributed to /a.
 func TestRedirectTargetRequestedOnceFleet(t *testing.T) {
 	_, rdb := startRedis(t)
+	cfg := redisfrontier.DefaultConfig("claims")
+	cfg.Site.Gap = 0
+	redirectTargetOnce(t, rdb, cfg)
+}
+
+// TestRedirectTargetRequestedOnceCluster: the same on a Redis Cluster with
+// the crawl split in shards, where Claim runs on the site's shard's
+// master like every other script.
+func TestRedirectTargetRequestedOnceCluster(t *testing.T) {
+	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 2})
+	cfg := redisfrontier.DefaultConfig("claims")
+	cfg.Site.Gap = 0
+	cfg.Shards = 4
+	redirectTargetOnce(t, c.Client(), cfg)
+}
+
+func redirectTargetOnce(t *testing.T, rdb redisUniversal, cfg redisfrontier.Config) {
 	site := testsite.New(t)
 	site.Robots("User-agent: *\nAllow: /\n")
 	site.HTML("/", `<a href="/redir-chain">c</a> <a href="/redir">r</a> <a href="/a">a</a>`)
@@ -31,8 +49,6 @@ func TestRedirectTargetRequestedOnceFleet(t *testing.T) {
 	site.HTML("/a", `<a href="/missing">m</a> <a href="/">home</a>`)
 	site.Status("/missing", http.StatusNotFound)
 
-	cfg := redisfrontier.DefaultConfig("claims")
-	cfg.Site.Gap = 0
 	w1, w2 := newWorker(t, rdb, cfg), newWorker(t, rdb, cfg)
 	require.Same(t, w1.f, w1.client.Claimer)
 	ctx := shortCtx(t, 30*time.Second)

@@ -1,10 +1,12 @@
 package redisfrontier_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,4 +62,23 @@ func TestClusterShards(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, keys, "shard %d's keys are in slot %d", i, n)
 	}
+}
+
+// TestNewWaitsForTheCluster: a worker started while the cluster is not
+// up yet (just created, the nodes still agreeing: CLUSTERDOWN) waits for
+// it within Outage instead of failing.
+func TestNewWaitsForTheCluster(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Cluster: true})
+	node := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer node.Close()
+	ctx := shortCtx(t, 30*time.Second)
+	// The node waits its node timeout (at most 5 s) before it says the
+	// cluster is up again: keep that short.
+	require.NoError(t, node.ConfigSet(ctx, "cluster-node-timeout", "500").Err())
+	// No slot served: CLUSTERDOWN for every key until they are added.
+	require.NoError(t, node.Do(ctx, "CLUSTER", "DELSLOTSRANGE", 0, 16383).Err())
+	time.AfterFunc(300*time.Millisecond, func() { node.Do(context.Background(), "CLUSTER", "ADDSLOTSRANGE", 0, 16383) })
+	f, err := redisfrontier.New(ctx, srv.Client(), redisfrontier.DefaultConfig("early"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 }

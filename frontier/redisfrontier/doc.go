@@ -155,7 +155,11 @@
 // On Redis Cluster (NewClient with a cluster URL), a call that fails
 // because a master died, or with CLUSTERDOWN, TRYAGAIN or LOADING while
 // its replica is promoted, makes the client reload the slot map and is
-// retried within the same Outage. Replication is asynchronous, so a
+// retried within the same Outage. So is a script that finds no state of
+// its shard on the node that answered (it stops before writing): until
+// the slot map names the promoted replica, the dead master's address may
+// reach another server that took it, or a restarted node serving its old
+// slots empty; state missing for all of Outage is ErrStateLost. Replication is asynchronous, so a
 // promoted replica may lack the dead master's last writes, among them
 // admissions: every admitting script compares the serving master's run
 // id with the one recorded in the shard and, when it changed, fences the

@@ -27,3 +27,8 @@ var (
 	// ErrClosed: the Frontier was closed.
 	ErrClosed = errors.New("redisfrontier: closed")
 )
+
+// errStateMissing: a script on a Redis Cluster found no state of its
+// shard on the node that answered, retried while the cluster converges
+// (see Frontier.run); it becomes ErrStateLost after Config.Outage.
+var errStateMissing = errors.New("no crawl state on the node that answered for the shard's slot")

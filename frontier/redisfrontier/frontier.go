@@ -84,7 +84,9 @@ type Frontier struct {
 // New joins (or creates) the crawl cfg.Crawl on rdb — a *redis.Client or,
 // for Redis Cluster, a *redis.ClusterClient — and starts this worker's
 // background work: the wake-up subscription, lease renewal and the release
-// of finished slots. ctx bounds the setup only.
+// of finished slots. ctx bounds the setup only. A cluster that is not up
+// yet (CLUSTERDOWN, TRYAGAIN, LOADING) is waited for, within Config.Outage;
+// a Redis that cannot be reached fails New at once.
 func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier, error) {
 	if cfg.Site == (Limits{}) {
 		cfg.Site = DefaultLimits()
@@ -156,8 +158,26 @@ func New(ctx context.Context, rdb redis.UniversalClient, cfg Config) (*Frontier,
 	alpha := intsetEntries(ctx, rdb) * 2 / 5
 	newID := randomHex(8)
 	initTag := func(t string) (string, error) {
-		res, err := scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
-			cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), cfg.StartWindow.Microseconds(), alpha, newID).StringSlice()
+		var res []string
+		var err error
+		// A cluster just created, or failing over, answers CLUSTERDOWN
+		// (or TRYAGAIN, LOADING) for a moment: wait for it, within
+		// Outage. A Redis that cannot be reached at all fails at once.
+		deadline := time.Now().Add(f.outage)
+		for {
+			res, err = scriptInit.Run(ctx, rdb, []string{t + "g"}, cfg.Crawl, cfg.Shards, cfg.MaxInFlight,
+				cfg.Gap.Microseconds(), sdIF, sdGap.Microseconds(), cfg.StartWindow.Microseconds(), alpha, newID).StringSlice()
+			var re redis.Error
+			if err == nil || !errors.As(err, &re) || !retryable(err) || f.outage < 0 || time.Now().After(deadline) {
+				break
+			}
+			f.reloadSlots()
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 		if err != nil {
 			return "", fmt.Errorf("redisfrontier: joining crawl %q: %w", cfg.Crawl, err)
 		}
@@ -400,18 +420,33 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 		args = append(args, extra...)
 		f.roundTrips.Add(1)
 		res, err := s.Run(ctx, f.rdb, []string{f.tags[i] + "g"}, args...).Slice()
-		if err == nil {
-			if len(res) > 0 && res[0] == "LOST" {
-				f.logAt(slog.LevelError, "redisfrontier.state_lost", "crawl", f.cfg.Crawl, "shard", i)
-				return nil, fmt.Errorf("%w (crawl %q)", ErrStateLost, f.cfg.Crawl)
-			}
+		lost := err == nil && len(res) > 0 && res[0] == "LOST"
+		if err == nil && !lost {
 			return res, nil
 		}
-		f.putBack(i, rel, drops)
+		f.putBack(i, rel, drops) // a LOST script returned before doing anything
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !retryable(err) {
+		stateLost := func() error {
+			f.logAt(slog.LevelError, "redisfrontier.state_lost", "crawl", f.cfg.Crawl, "shard", i)
+			return fmt.Errorf("%w (crawl %q, shard %d)", ErrStateLost, f.cfg.Crawl, i)
+		}
+		_, cluster := f.rdb.(*redis.ClusterClient)
+		switch {
+		case lost && !cluster:
+			return nil, stateLost()
+		case lost:
+			// On a cluster, the node that answered for the shard's slot
+			// may not be the one that holds it: while a failover
+			// converges, the client's slot map can still name an address
+			// the dead master left, where another server may now listen,
+			// or a restarted node may serve its old slots, empty, until
+			// gossip tells it better. The script stopped before writing,
+			// so ask again with a fresh slot map; state missing for all
+			// of Outage is lost.
+			err = errStateMissing
+		case !retryable(err):
 			return nil, fmt.Errorf("redisfrontier: %w", err)
 		}
 		f.reloadSlots()
@@ -419,6 +454,9 @@ func (f *Frontier) run(ctx context.Context, i int, s *redis.Script, extra ...any
 			deadline = time.Now().Add(f.outage)
 		}
 		if f.outage < 0 || time.Now().After(deadline) {
+			if lost {
+				return nil, stateLost()
+			}
 			return nil, fmt.Errorf("%w for %v: %w", ErrUnavailable, max(f.outage, 0), err)
 		}
 		f.warn("redisfrontier.unavailable", "attempt", attempt, "retry_in", wait, "err", err)

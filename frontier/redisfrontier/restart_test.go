@@ -1,11 +1,13 @@
 package redisfrontier_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +90,25 @@ func TestRedisRestartWithPersistence(t *testing.T) {
 		assert.Equal(t, 13, s.Total()-s.Count("/robots.txt"), "site %d: 13 pages", i)
 		assert.Equal(t, 1, s.Count("/robots.txt"), "site %d: one robots.txt for both workers", i)
 	}
+}
+
+// TestClusterStateLostStaysLost: on a cluster a script that finds no state
+// is asked again while the cluster may be converging
+// (TestClusterFailoverAddressTaken), but a state that stays missing for
+// all of Outage is lost, and said so, as on one server.
+func TestClusterStateLostStaysLost(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{Cluster: true})
+	rdb := srv.Client()
+	ctx := shortCtx(t, 30*time.Second)
+	cfg := redisfrontier.DefaultConfig("gone")
+	cfg.Shards, cfg.Outage = 2, time.Second
+	f, err := redisfrontier.New(ctx, rdb, cfg)
+	require.NoError(t, err)
+	defer f.Close()
+	require.Equal(t, "queued", f.Add(ctx, "https://site.example/", 0, "").Outcome.String())
+	require.NoError(t, rdb.(*redis.ClusterClient).ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		return c.FlushAll(ctx).Err()
+	}))
+	_, err = f.Next(ctx)
+	require.ErrorIs(t, err, redisfrontier.ErrStateLost)
 }

@@ -81,6 +81,28 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
+// StartAt starts a server for t on port, one a crashed server left: the
+// process that took a dead node's address, which a client still holding
+// the old address (a cluster's slot map) reaches instead. It retries
+// while the port lingers and stops the server when t ends.
+func StartAt(t testing.TB, port int, opts Options) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	s := &Server{t: t, opts: opts, bin: bin, dir: t.TempDir(), port: port}
+	for range 50 {
+		if err = s.start(); err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("redistest: starting redis-server on port %d: %v", port, err)
+	return nil
+}
+
 func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
