@@ -55,15 +55,13 @@ type Crawler struct {
 	Client *fetch.Client      // the polite client for pages and sitemaps (the rendered pass shares its gate)
 	probe  *fetch.Client      // llms.txt and WordPress probes: redirects not followed
 
-	Prog *progress // nil unless stderr is a terminal
-	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
-	SummaryExtra func(io.Writer)
-	mu           sync.Mutex
-	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf      map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage     *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home         string               // scheme://host where the start page ended up; origin until then
-	wordpress    atomic.Pointer[string]
+	Prog      *progress // nil unless stderr is a terminal
+	mu        sync.Mutex
+	recorded  map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
+	llmsPage  *store.RequestRecord // /llms.txt when a link led the crawl to it
+	home      string               // scheme://host where the start page ended up; origin until then
+	wordpress atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
 	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
@@ -259,7 +257,7 @@ func (c *Crawler) steps(ctx context.Context, started time.Time) CrawlResult {
 		Started: started, Settings: c.Cfg.Settings()}); err != nil {
 		return CrawlResult{Outcome: "failed", Err: err}
 	}
-	defer c.keepProgress()()
+	defer keepProgress(c.St, c.Resume, &c.Count, c.Slow)()
 	if !c.Cfg.Quiet && c.Env.Terminal(c.Log) {
 		c.Prog = startProgress(c.Log, &c.Count, c.Env.Now, c.ProgressState)
 		defer c.Prog.Finish()
