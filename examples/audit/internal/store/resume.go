@@ -134,7 +134,7 @@ func (s *RobotsStore) Load(ctx context.Context, authority string) (robots.Entry,
 	return e, true, nil
 }
 
-// Save keeps e as the crawl's copy. A failed write stops the crawl: rules it cannot keep, it must not rely on.
+// Save keeps e as the crawl's copy, for a resume to obey. A failed write stops the crawl, as every write error does.
 func (s *RobotsStore) Save(ctx context.Context, e robots.Entry) error {
 	_, err := s.St.db.ExecContext(ctx, `INSERT OR REPLACE INTO robots_cache (crawl_id, authority, url, status, body, fetched_at, expires_at, error)
 		VALUES (?,?,?,?,?,?,?,?)`, s.St.CrawlID, e.Authority, e.URL, e.Status, e.Body, fmtTime(e.FetchedAt), fmtTime(e.ExpiresAt), nullStr(e.Err))

@@ -506,8 +506,8 @@ func (s *Store) Flush() error {
 	return s.Err()
 }
 
-// Close flushes every queued write and closes the prepared statements and the database. Its error is the
-// first write error, if any, so the caller reports a crawl that was not saved in full.
+// Close flushes every queued write and closes the prepared statements and the database. Its error joins
+// the first write error, if any, with the database's own, so a crawl not saved in full is reported.
 func (s *Store) Close() error {
 	err := s.Flush()
 	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
