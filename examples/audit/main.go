@@ -131,10 +131,11 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout, stderr io.Writer) int {
 	res := c.Crawl(ctx)
 	rr := &render.RenderRun{Crawler: c}
-	c.SummaryExtra = rr.PrintRenderSummary
 	res = rr.RenderPass(ctx, res) // step 6, only with -render
-	code := c.Finish(res, stdout, stderr)
-	code = c.WriteReport(res, code, stdout, stderr)
+	end := c.Ending(res)
+	end.SummaryExtra = rr.PrintRenderSummary
+	code := end.Finish(stdout, stderr)
+	code = end.WriteReport(code, stdout, stderr)
 	if shop != nil {
 		shop.Report(stdout, c.Cfg.UserAgent)
 	}

@@ -19,32 +19,34 @@ const (
 
 // The crawler's identity.
 const (
-	DefaultUserAgent = "CrawlCove-Crawler"
+	DefaultUserAgent = "CrawlCove-Crawler" // -user-agent's default: the name the public page tells site owners to match
 	fallbackToken    = "CrawlCove-Crawler" // robots.txt rules for it apply whatever -user-agent says
 )
 
 // Config is the parsed command line.
 type Config struct {
-	DB          string
-	MaxPages    int
-	MaxDepth    int
-	Concurrency int
-	Gap         time.Duration
-	UserAgent   string
-	Timeout     time.Duration
+	DB          string            // -db: the SQLite file every crawl of this database is kept in
+	MaxPages    int               // -max-pages: the crawl stops after this many pages
+	MaxDepth    int               // -max-depth: clicks from the start page
+	Concurrency int               // -concurrency: requests in flight at once, across hosts
+	Gap         time.Duration     // -gap: the least time between two request starts to one host
+	UserAgent   string            // -user-agent: sent as the header and matched against robots.txt first
+	Timeout     time.Duration     // -timeout: one request, headers and body
 	Resolve     map[string]string // "host:port" -> "addr:port"
-	Demo        bool
-	Quiet       bool
-	NoReport    bool  // -no-report: no HTML report at the end
-	Resume      bool  // -resume: continue an interrupted crawl (resume.go)
-	Crawl       int64 // -crawl: which one; 0 = the latest
-	URL         string
-	Log         string       // -log FILE: decision events as JSON lines
-	Logger      *slog.Logger // writes to Log; nil = silent
-	Render      int          // -render N: pages of the rendered pass, 0 = off
-	Browser     string       // the browser the rendered pass runs (resolved only when Render > 0)
+	Demo        bool              // -demo: crawl the built-in demo shop
+	Quiet       bool              // -quiet: no progress line
+	NoReport    bool              // -no-report: no HTML report at the end
+	Resume      bool              // -resume: continue an interrupted crawl (resume.go)
+	Crawl       int64             // -crawl: which one; 0 = the latest
+	URL         string            // the start URL, as given
+	Log         string            // -log FILE: decision events as JSON lines
+	Logger      *slog.Logger      // writes to Log; nil = silent
+	Render      int               // -render N: pages of the rendered pass, 0 = off
+	Browser     string            // the browser the rendered pass runs (resolved only when Render > 0)
 }
 
+// Settings is the part of the command line the crawls row keeps, so a resume and the report see the
+// limits the crawl ran with.
 func (c *Config) Settings() store.Settings {
 	return store.Settings{MaxPages: c.MaxPages, MaxDepth: c.MaxDepth, Concurrency: c.Concurrency, Gap: c.Gap.String(),
 		Timeout: c.Timeout.String(), Resolve: c.Resolve, Demo: c.Demo, Render: c.Render}

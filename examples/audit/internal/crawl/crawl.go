@@ -35,35 +35,33 @@ const (
 
 // Crawler is one audit run: the library's pieces wired together, plus the database.
 type Crawler struct {
-	Cfg   *Config
-	Env   Env
-	St    *store.Store
-	Log   io.Writer
-	Count counters
+	Cfg   *Config      // the command line
+	Env   Env          // what tests replace (transport, clock, terminal)
+	St    *store.Store // where every row goes; its first write error stops the crawl
+	Log   io.Writer    // stderr: the progress line and the summary
+	Count counters     // the running totals of the progress line and the crawls row
 
 	start  *url.URL
 	Origin string   // scheme://host[:port] of the start URL
 	Twin   string   // origin of the www/apex twin, "" when there is none
 	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
-	Policy *backoff.Policy
+	Policy *backoff.Policy // retries and Retry-After, shared by every client of the run
 	scope  frontier.Scope
 
-	Slow   *backoff.Slowdown
-	Robots *robots.Cache
-	Front  *frontier.Frontier
-	Client *fetch.Client
-	probe  *fetch.Client // llms.txt and WordPress probes: redirects not followed
+	Slow   *backoff.Slowdown  // the 429 slowdown: once slowed, the whole run keeps the longer gap
+	Robots *robots.Cache      // robots.txt per host, kept in the database for a resume
+	Front  *frontier.Frontier // the queue, scope, limits and per-host gate
+	Client *fetch.Client      // the polite client for pages and sitemaps (the rendered pass shares its gate)
+	probe  *fetch.Client      // llms.txt and WordPress probes: redirects not followed
 
-	Prog *progress // nil unless stderr is a terminal
-	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
-	SummaryExtra func(io.Writer)
-	mu           sync.Mutex
-	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf      map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage     *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home         string               // scheme://host where the start page ended up; origin until then
-	wordpress    atomic.Pointer[string]
+	Prog      *progress // nil unless stderr is a terminal
+	mu        sync.Mutex
+	recorded  map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
+	llmsPage  *store.RequestRecord // /llms.txt when a link led the crawl to it
+	home      string               // scheme://host where the start page ended up; origin until then
+	wordpress atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
 	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
@@ -204,10 +202,10 @@ func (c *Crawler) InScope(u *url.URL) bool { return u != nil && c.scope(u) }
 
 // CrawlResult is how the crawl ended.
 type CrawlResult struct {
-	Outcome string // finished | interrupted | off_limits | failed
-	Err     error
-	Started time.Time
-	Ended   time.Time
+	Outcome string    // finished | interrupted | off_limits | failed
+	Err     error     // why, when it did not finish; main prints it
+	Started time.Time // when the run began
+	Ended   time.Time // when it stopped
 }
 
 // Crawl runs the page's list, in order: robots.txt, sitemaps, pages, llms.txt, WordPress probes.
@@ -259,7 +257,7 @@ func (c *Crawler) steps(ctx context.Context, started time.Time) CrawlResult {
 		Started: started, Settings: c.Cfg.Settings()}); err != nil {
 		return CrawlResult{Outcome: "failed", Err: err}
 	}
-	defer c.keepProgress()()
+	defer keepProgress(c.St, c.Resume, &c.Count, c.Slow)()
 	if !c.Cfg.Quiet && c.Env.Terminal(c.Log) {
 		c.Prog = startProgress(c.Log, &c.Count, c.Env.Now, c.ProgressState)
 		defer c.Prog.Finish()
@@ -806,6 +804,8 @@ func hasToken(v, tok string) bool {
 	return false
 }
 
+// Truncate cuts s to at most n bytes without splitting a UTF-8 character, so stored anchors, console
+// messages and errors stay valid text within their caps.
 func Truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -9,65 +9,103 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/examples/audit/internal/report"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 )
 
+// Ending is a stopped crawl as the end of the run sees it: how it ended, its totals, and the few facts
+// only the crawl knew (the sitemap URLs it left out, where the site lives). Finish and WriteReport read
+// nothing else, so the end of a run never reaches back into the crawler's working state.
+type Ending struct {
+	Res CrawlResult // how the crawl (and the rendered pass, if any) ended
+	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
+	SummaryExtra func(io.Writer)
+
+	cfg    *Config
+	st     *store.Store
+	now    func() time.Time
+	slow   *backoff.Slowdown // the run's 429 latch: the summary and the crawls row say when it tripped
+	totals totals
+	sites  siteURLs // the site's own origins, dropped from URLs in the summary table
+
+	// What the analysis needs that has no row: the sitemap URLs the page limit left out, and the entries
+	// past sitemapHoldMax (with the first of them).
+	notCrawled       [][2]string
+	heldDropped      int
+	heldFirstDropped string
+}
+
+// totals are the run's counters, read once the crawl has stopped.
+type totals struct{ pages, fetched, blocked, errors, requests int }
+
+// Ending takes what the end of the run needs from the stopped crawl. Call it once the crawl (and the
+// rendered pass) are over: the counters are read then.
+func (c *Crawler) Ending(res CrawlResult) *Ending {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &Ending{
+		Res: res, cfg: c.Cfg, st: c.St, now: c.Env.Now, slow: c.Slow,
+		totals: totals{pages: int(c.Count.pages.Load()), fetched: int(c.Count.fetched.Load()), blocked: int(c.Count.blocked.Load()),
+			errors: int(c.Count.errors.Load()), requests: int(c.Count.requests.Load())},
+		sites:      siteURLs{c.home, c.Origin, c.Twin},
+		notCrawled: c.notCrawled, heldDropped: c.heldDropped, heldFirstDropped: c.heldFirstDropped,
+	}
+}
+
 // Finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
 // after an interrupted crawl too, with a fresh context: what was crawled is kept and reported.
-func (c *Crawler) Finish(res CrawlResult, stdout, stderr io.Writer) int {
+func (e *Ending) Finish(stdout, stderr io.Writer) int {
+	res := e.Res
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	werr := c.St.Flush()
+	werr := e.st.Flush()
 	var ws *writeStopped
 	if errors.As(res.Err, &ws) {
-		return c.writeFailed(ctx, res, ws, stderr)
+		return e.writeFailed(ctx, ws, stderr)
 	}
 
 	// Off limits at the start: nothing was crawled, there is nothing to analyse. Off limits during the
 	// crawl: what was crawled before is analysed and summarised like an interrupted crawl.
-	analysed := res.Outcome != "off_limits" || c.Count.pages.Load() > 0
+	analysed := res.Outcome != "off_limits" || e.totals.pages > 0
 	var fs []store.FindingRecord
 	if analysed {
 		var err error
-		if fs, err = c.findings(ctx); err != nil {
+		if fs, err = e.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
-		} else if err := c.St.WriteFindings(ctx, fs); err != nil {
+		} else if err := e.st.WriteFindings(ctx, fs); err != nil {
 			werr = errors.Join(werr, err)
 		}
 	}
-	end := store.CrawlEnd{Finished: res.Ended, Outcome: res.Outcome, Pages: int(c.Count.pages.Load()), Requests: int(c.Count.requests.Load())}
+	end := e.crawlEnd(res.Outcome)
 	if res.Err != nil {
 		end.Message = res.Err.Error()
 	}
-	if ev, ok := c.Slow.Tripped(); ok {
-		end.SlowedAt, end.SlowedBy = ev.At, ev.URL
-	}
-	if c.St.CrawlID != 0 {
-		werr = errors.Join(werr, c.St.FinishCrawl(ctx, end))
+	if e.st.CrawlID != 0 {
+		werr = errors.Join(werr, e.st.FinishCrawl(ctx, end))
 	}
 
-	if analysed && c.St.CrawlID != 0 {
-		c.printSummary(ctx, stdout, res, fs)
+	if analysed && e.st.CrawlID != 0 {
+		e.printSummary(stdout, fs)
 	}
 	switch {
 	case res.Outcome == "off_limits" && analysed:
-		fmt.Fprintf(stderr, "audit: %s; everything crawled before is in %s (crawl %d)\n", cmdline.Safe(res.Err.Error()), c.Cfg.DB, c.St.CrawlID)
+		fmt.Fprintf(stderr, "audit: %s; everything crawled before is in %s (crawl %d)\n", cmdline.Safe(res.Err.Error()), e.cfg.DB, e.st.CrawlID)
 		return ExitOffLimits
 	case res.Outcome == "off_limits":
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.Err.Error()))
 		return ExitOffLimits
 	case res.Outcome == "interrupted":
 		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d). To continue it: audit -resume -db %s -crawl %d\n",
-			c.Cfg.DB, c.St.CrawlID, shellWord(c.Cfg.DB), c.St.CrawlID)
+			e.cfg.DB, e.st.CrawlID, shellWord(e.cfg.DB), e.st.CrawlID)
 		return ExitFailure
 	case res.Err != nil:
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.Err.Error()))
 		return ExitFailure
 	case werr != nil:
-		fmt.Fprintf(stderr, "audit: writing %s: %s\n", c.Cfg.DB, cmdline.Safe(werr.Error()))
+		fmt.Fprintf(stderr, "audit: writing %s: %s\n", e.cfg.DB, cmdline.Safe(werr.Error()))
 		return ExitFailure
 	}
 	return ExitOK
@@ -77,57 +115,66 @@ func (c *Crawler) Finish(res CrawlResult, stdout, stderr io.Writer) int {
 // count pages the file does not hold), the crawl marked interrupted if the file still takes that, and
 // the way to go on. A file that cannot even take that keeps the crawl as running, which -resume accepts
 // once this process has exited.
-func (c *Crawler) writeFailed(ctx context.Context, res CrawlResult, ws *writeStopped, stderr io.Writer) int {
-	end := store.CrawlEnd{Finished: res.Ended, Outcome: "interrupted", Message: ws.Error(), Pages: int(c.Count.pages.Load()), Requests: int(c.Count.requests.Load())}
-	if ev, ok := c.Slow.Tripped(); ok {
-		end.SlowedAt, end.SlowedBy = ev.At, ev.URL
-	}
+func (e *Ending) writeFailed(ctx context.Context, ws *writeStopped, stderr io.Writer) int {
+	end := e.crawlEnd("interrupted")
+	end.Message = ws.Error()
 	recorded := "is kept as interrupted"
-	if err := c.St.FinishCrawl(ctx, end); err != nil {
+	if err := e.st.FinishCrawl(ctx, end); err != nil {
 		recorded = "could not even be marked interrupted (" + err.Error() + "), so it stays marked running"
 	}
 	fmt.Fprintf(stderr, "audit: %s\naudit: the crawl stopped at that write; crawl %d %s, with everything written before it. To continue it once the problem is fixed: audit -resume -db %s -crawl %d\n",
-		cmdline.Safe(ws.Error()), c.St.CrawlID, recorded, shellWord(c.Cfg.DB), c.St.CrawlID)
+		cmdline.Safe(ws.Error()), e.st.CrawlID, recorded, shellWord(e.cfg.DB), e.st.CrawlID)
 	return ExitFailure
 }
 
+// crawlEnd is the crawls row's closing state: outcome, totals and the slowdown, if it tripped.
+func (e *Ending) crawlEnd(outcome string) store.CrawlEnd {
+	end := store.CrawlEnd{Finished: e.Res.Ended, Outcome: outcome, Pages: e.totals.pages, Requests: e.totals.requests}
+	if ev, ok := e.slow.Tripped(); ok {
+		end.SlowedAt, end.SlowedBy = ev.At, ev.URL
+	}
+	return end
+}
+
 // findings reads the crawl back from the database and analyses it.
-func (c *Crawler) findings(ctx context.Context) ([]store.FindingRecord, error) {
-	pages, err := c.St.LoadPages(ctx)
+func (e *Ending) findings(ctx context.Context) ([]store.FindingRecord, error) {
+	st := e.st
+	pages, err := st.LoadPages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	links, err := c.St.LoadLinks(ctx)
+	links, err := st.LoadLinks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	smURLs, err := c.St.LoadSitemapURLs(ctx)
+	smURLs, err := st.LoadSitemapURLs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sitemaps, err := c.St.LoadSitemaps(ctx)
+	sitemaps, err := st.LoadSitemaps(ctx)
 	if err != nil {
 		return nil, err
 	}
-	reqs, err := c.St.LoadRequests(ctx)
+	reqs, err := st.LoadRequests(ctx)
 	if err != nil {
 		return nil, err
 	}
 	in := findings.AnalysisInput{Pages: pages, Links: links, SitemapURLs: smURLs, Sitemaps: sitemaps, Requests: reqs, Normalize: store.NormalizeOrSelf}
-	if in.Rendered, err = c.St.LoadRendered(ctx); err != nil {
+	if in.Rendered, err = st.LoadRendered(ctx); err != nil {
 		return nil, err
 	}
-	if ev, ok := c.Slow.Tripped(); ok {
+	if ev, ok := e.slow.Tripped(); ok {
 		in.SlowedBy = ev.URL
 	}
-	c.mu.Lock()
-	in.NotCrawled = c.notCrawled
-	c.mu.Unlock()
-	in.OverHold, in.FirstOverHold = c.heldDropped, c.heldFirstDropped
+	in.NotCrawled = e.notCrawled
+	in.OverHold, in.FirstOverHold = e.heldDropped, e.heldFirstDropped
 	return findings.Analyze(in), nil
 }
 
-func (c *Crawler) printSummary(ctx context.Context, w io.Writer, res CrawlResult, fs []store.FindingRecord) {
+// printSummary writes the closing table to w: the crawl's totals, the slowdown, a count and an example
+// per finding kind, and the query to read them all.
+func (e *Ending) printSummary(w io.Writer, fs []store.FindingRecord) {
+	res := e.Res
 	counts := map[string]int{}
 	for _, f := range fs {
 		counts[f.Kind]++
@@ -136,15 +183,15 @@ func (c *Crawler) printSummary(ctx context.Context, w io.Writer, res CrawlResult
 	if state == "off_limits" {
 		state = "stopped (robots.txt unreachable)"
 	}
-	pages, reqs, errs := int(c.Count.pages.Load()), int(c.Count.requests.Load()), int(c.Count.errors.Load())
+	pages, reqs, errs := e.totals.pages, e.totals.requests, e.totals.errors
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",
-		c.St.CrawlID, c.Cfg.URL, state, res.Ended.Sub(res.Started).Round(time.Millisecond),
-		pages, store.Plural(pages), c.Count.fetched.Load(), c.Count.blocked.Load(), reqs, store.Plural(reqs), errs, store.Plural(errs))
-	if c.SummaryExtra != nil {
-		c.SummaryExtra(w)
+		e.st.CrawlID, e.cfg.URL, state, res.Ended.Sub(res.Started).Round(time.Millisecond),
+		pages, store.Plural(pages), e.totals.fetched, e.totals.blocked, reqs, store.Plural(reqs), errs, store.Plural(errs))
+	if e.SummaryExtra != nil {
+		e.SummaryExtra(w)
 	}
-	if ev, ok := c.Slow.Tripped(); ok {
-		inFlight, gap := c.Slow.Limits()
+	if ev, ok := e.slow.Tripped(); ok {
+		inFlight, gap := e.slow.Limits()
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",
 			cmdline.Safe(ev.URL), ev.At.Format(time.TimeOnly), inFlight, gap)
 	}
@@ -162,12 +209,12 @@ func (c *Crawler) printSummary(ctx context.Context, w io.Writer, res CrawlResult
 		width := exampleWidth(termColumns(w), counts)
 		for _, k := range findings.OrderedKinds(counts) {
 			ex := example[k]
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], report.TruncateRunes(cmdline.Safe(c.short(ex.URL)+"  "+c.shortAll(ex.Detail)), width))
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", k, counts[k], report.TruncateRunes(cmdline.Safe(e.sites.short(ex.URL)+"  "+e.sites.shortAll(ex.Detail)), width))
 		}
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\nWritten to %s (crawl %d). Try:\n  sqlite3 %s \"SELECT kind, url, detail FROM findings WHERE crawl_id = %d ORDER BY kind\"\n",
-		c.Cfg.DB, c.St.CrawlID, c.Cfg.DB, c.St.CrawlID)
+		e.cfg.DB, e.st.CrawlID, e.cfg.DB, e.st.CrawlID)
 }
 
 // exampleWidth is how much of a finding the summary's EXAMPLE column shows: 90 characters, or what is
@@ -183,9 +230,13 @@ func exampleWidth(cols int, counts map[string]int) int {
 	return min(90, max(30, cols-kw-cw-2*2-1))
 }
 
+// siteURLs are the site's own origins (scheme://host): where the start page ended up, the start URL's,
+// and its www/apex twin's ("" when there is none).
+type siteURLs []string
+
 // short drops the site's own scheme and host from a URL, for the summary table.
-func (c *Crawler) short(u string) string {
-	for _, o := range []string{c.home, c.Origin, c.Twin} {
+func (s siteURLs) short(u string) string {
+	for _, o := range s {
 		if o != "" {
 			if rest, ok := strings.CutPrefix(u, o); ok && strings.HasPrefix(rest, "/") {
 				return rest
@@ -196,31 +247,32 @@ func (c *Crawler) short(u string) string {
 }
 
 // shortAll applies short to every URL of the site in a finding's detail.
-func (c *Crawler) shortAll(s string) string {
-	for _, o := range []string{c.home, c.Origin, c.Twin} {
+func (s siteURLs) shortAll(detail string) string {
+	for _, o := range s {
 		if o != "" {
-			s = strings.ReplaceAll(s, o+"/", "/")
+			detail = strings.ReplaceAll(detail, o+"/", "/")
 		}
 	}
-	return s
+	return detail
 }
 
 // WriteReport writes the HTML report at the end of a crawl (unless -no-report) and says where. A crawl
 // stopped before anything was crawled (robots.txt off limits) has nothing to report.
-func (c *Crawler) WriteReport(res CrawlResult, code int, stdout, stderr io.Writer) int {
-	if err := c.dropResumeState(res); err != nil && code == ExitOK {
+func (e *Ending) WriteReport(code int, stdout, stderr io.Writer) int {
+	res := e.Res
+	if err := dropResumeState(e.st, res.Outcome); err != nil && code == ExitOK {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
 		code = ExitFailure
 	}
-	if c.Cfg.NoReport || c.St.CrawlID == 0 || (res.Outcome == "off_limits" && c.Count.pages.Load() == 0) || errors.As(res.Err, new(*writeStopped)) {
+	if e.cfg.NoReport || e.st.CrawlID == 0 || (res.Outcome == "off_limits" && e.totals.pages == 0) || errors.As(res.Err, new(*writeStopped)) {
 		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	path := report.DefaultReportPath(c.Cfg.DB, c.St.CrawlID, "html")
-	d, err := report.LoadReport(ctx, c.St.Reader(), c.St.CrawlID, report.NeedAll)
+	path := report.DefaultReportPath(e.cfg.DB, e.st.CrawlID, "html")
+	d, err := report.LoadReport(ctx, e.st.Reader(), e.st.CrawlID, report.NeedAll)
 	if err == nil {
-		err = report.WriteAtomic(path, func(w io.Writer) error { return report.WriteHTML(w, d, c.Env.Now()) })
+		err = report.WriteAtomic(path, func(w io.Writer) error { return report.WriteHTML(w, d, e.now()) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: writing the report %s: %v\n", path, err)

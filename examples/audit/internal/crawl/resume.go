@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
@@ -35,10 +36,8 @@ func ResumeConfig(cfg *Config, row *store.CrawlRow) error {
 	return nil
 }
 
-// resumeCrawl reopens the crawls row and gives the crawler back what it knew: the pages recorded (and
-// their counts), where the site lives, whether it looks like WordPress, what llms.txt and the probes
-// answered, the requests sent and the slowdown. The sitemaps are read again from sitemap_fetches, so
-// their rows are cleared first.
+// resumeCrawl reopens the crawls row and gives the crawler back what it knew (see resumedFrom), then
+// starts the writer. The sitemaps are read again from sitemap_fetches, so their rows are cleared first.
 func (c *Crawler) resumeCrawl(ctx context.Context) error {
 	id := c.Resume.ID
 	st := c.St
@@ -48,56 +47,42 @@ func (c *Crawler) resumeCrawl(ctx context.Context) error {
 	if err := st.RecordRun(ctx); err != nil {
 		return err
 	}
-
 	pages, err := st.LoadPages(ctx)
 	if err != nil {
 		return fmt.Errorf("resume crawl %d: %w", id, err)
 	}
-	c.mu.Lock()
-	for _, p := range pages {
-		c.recorded[p.URL] = true
-		c.Count.pages.Add(1)
-		if p.Blocked {
-			c.Count.blocked.Add(1)
-		} else {
-			c.Count.fetched.Add(1)
-			if p.Status == 0 || p.Status >= 400 {
-				c.Count.errors.Add(1)
-			}
-		}
-		if p.Depth == 0 && p.Err == "" && p.FinalURL != "" {
-			if u, err := url.Parse(p.FinalURL); err == nil && c.InScope(u) {
-				c.home = u.Scheme + "://" + u.Host
-			}
-		}
-		if p.WordPress && c.wordpress.Load() == nil {
-			final := p.FinalURL
-			c.wordpress.Store(&final)
-		}
-		if r := llmsRecordOf(p); r != nil {
-			c.llmsPage = r
-		}
-	}
-	c.mu.Unlock()
-
 	owners, err := st.LoadLinkOwners(ctx)
 	if err != nil {
 		return fmt.Errorf("resume crawl %d: %w", id, err)
 	}
-	c.mu.Lock()
-	for _, o := range owners {
-		c.linksOf[o] = true
-	}
-	c.mu.Unlock()
-
 	reqs, err := st.LoadRequests(ctx)
 	if err != nil {
 		return fmt.Errorf("resume crawl %d: %w", id, err)
 	}
-	c.requested = map[string]bool{}
-	for _, r := range reqs {
-		c.requested[r.URL] = true
+	r := resumedFrom(pages, owners, reqs, c.InScope)
+
+	c.mu.Lock()
+	for u := range r.recorded {
+		c.recorded[u] = true
 	}
+	for o := range r.linksOf {
+		c.linksOf[o] = true
+	}
+	if r.home != "" {
+		c.home = r.home
+	}
+	if r.llmsPage != nil {
+		c.llmsPage = r.llmsPage
+	}
+	c.mu.Unlock()
+	if r.wordpress != nil && c.wordpress.Load() == nil {
+		c.wordpress.Store(r.wordpress)
+	}
+	c.Count.pages.Add(r.pages)
+	c.Count.blocked.Add(r.blocked)
+	c.Count.fetched.Add(r.fetched)
+	c.Count.errors.Add(r.errors)
+	c.requested = r.requested
 	c.Count.requests.Store(int64(c.Resume.Requests))
 	if c.Resume.SlowedBy != "" {
 		c.Slow.Trip(c.Resume.SlowedBy, c.Resume.SlowedAt) // one 429 slows the rest of the run, resumed or not
@@ -105,27 +90,76 @@ func (c *Crawler) resumeCrawl(ctx context.Context) error {
 	return st.StartWriter(ctx)
 }
 
+// resumed is what a resumed crawl knew before it was stopped, as its rows tell it.
+type resumed struct {
+	recorded                        map[string]bool      // URLs with a pages row
+	linksOf                         map[string]bool      // final URLs whose links are recorded
+	requested                       map[string]bool      // llms.txt and probe URLs asked already
+	pages, fetched, blocked, errors int64                // the progress counters
+	home                            string               // where the start page ended up; "" if not known
+	wordpress                       *string              // the first page that looked like WordPress
+	llmsPage                        *store.RequestRecord // /llms.txt when a link led the crawl to it
+}
+
+// resumedFrom derives a resumed crawl's state from its rows alone: the pages recorded (and their
+// counts), where the site lives, whether it looks like WordPress, what llms.txt answered, the pages
+// whose links are stored and the extra requests sent. inScope is the crawl's scope rule.
+func resumedFrom(pages []*store.PageRecord, linkOwners []string, reqs []store.RequestRecord, inScope func(*url.URL) bool) resumed {
+	r := resumed{recorded: map[string]bool{}, linksOf: map[string]bool{}, requested: map[string]bool{}}
+	for _, p := range pages {
+		r.recorded[p.URL] = true
+		r.pages++
+		if p.Blocked {
+			r.blocked++
+		} else {
+			r.fetched++
+			if p.Status == 0 || p.Status >= 400 {
+				r.errors++
+			}
+		}
+		if p.Depth == 0 && p.Err == "" && p.FinalURL != "" {
+			if u, err := url.Parse(p.FinalURL); err == nil && inScope(u) {
+				r.home = u.Scheme + "://" + u.Host
+			}
+		}
+		if p.WordPress && r.wordpress == nil {
+			final := p.FinalURL
+			r.wordpress = &final
+		}
+		if l := llmsRecordOf(p); l != nil {
+			r.llmsPage = l
+		}
+	}
+	for _, o := range linkOwners {
+		r.linksOf[o] = true
+	}
+	for _, q := range reqs {
+		r.requested[q.URL] = true
+	}
+	return r
+}
+
 // keepProgress keeps the crawls row current while the crawl runs, for a resume after a crash: the
-// request and page counts with every transaction, and the 429 slowdown as soon as it trips. It returns
-// the function that stops it (before the writer stops).
-func (c *Crawler) keepProgress() (stop func()) {
-	st := c.St
-	if c.Resume == nil {
+// request and page counts with every transaction, and the 429 slowdown as soon as it trips. resumed is
+// the crawl being resumed (nil for a new one), whose run row exists already and whose slowdown, if it
+// tripped, is recorded already. It returns the function that stops it (before the writer stops).
+func keepProgress(st *store.Store, resumed *store.CrawlRow, count *counters, slow *backoff.Slowdown) (stop func()) {
+	if resumed == nil {
 		if err := st.RecordRun(context.Background()); err != nil {
 			st.SetErr(err)
 		}
 	}
-	st.KeepTotals(func() (requests, pages int64) { return c.Count.requests.Load(), c.Count.pages.Load() })
+	st.KeepTotals(func() (requests, pages int64) { return count.requests.Load(), count.pages.Load() })
 	done := make(chan struct{})
 	exited := make(chan struct{})
 	go func() {
 		defer close(exited)
-		if _, ok := c.Slow.Tripped(); ok && c.Resume != nil && c.Resume.SlowedBy != "" {
+		if _, ok := slow.Tripped(); ok && resumed != nil && resumed.SlowedBy != "" {
 			return // restored from the row: already recorded
 		}
 		select {
-		case <-c.Slow.C():
-			ev, _ := c.Slow.Tripped()
+		case <-slow.C():
+			ev, _ := slow.Tripped()
 			st.RecordSlowdown(ev.At, ev.URL)
 		case <-done:
 		}
@@ -150,9 +184,9 @@ func shellWord(s string) string {
 // dropResumeState deletes what only a resume needs once the crawl is over (finished, or stopped by an
 // unreachable robots.txt, which is not resumed): the sitemap answers, which can be large, and the queue.
 // An interrupted or failed crawl keeps them. The robots.txt copies stay: they record what was obeyed.
-func (c *Crawler) dropResumeState(res CrawlResult) error {
-	if c.St.CrawlID == 0 || (res.Outcome != "finished" && res.Outcome != "off_limits") {
+func dropResumeState(st *store.Store, outcome string) error {
+	if st.CrawlID == 0 || (outcome != "finished" && outcome != "off_limits") {
 		return nil
 	}
-	return c.St.DropResumeState()
+	return st.DropResumeState()
 }

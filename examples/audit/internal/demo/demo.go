@@ -56,6 +56,8 @@ func (d *DemoSite) Resolve() map[string]string {
 	return map[string]string{demoHost + ":80": addr, "www." + demoHost + ":80": addr}
 }
 
+// Stop closes the shop at once, dropping idle keep-alive connections, so neither a test nor -demo waits
+// for a browser's open connection.
 func (d *DemoSite) Stop() {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // do not wait for idle keep-alive connections
@@ -104,6 +106,8 @@ func (d *DemoSite) Report(w io.Writer, userAgent string) {
 	d.reportBrowser(w, reqs)
 }
 
+// ServeHTTP serves the shop and records every request, so a test or -demo's closing line can show what
+// the crawler actually sent (User-Agent, disallowed paths, sitemap fetches).
 func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -228,6 +232,8 @@ func (p demoPage) render() string {
 	return b.String()
 }
 
+// Urlset is a sitemap urlset XML document listing base+path for each path, for the shop and for tests
+// that serve their own sitemaps.
 func Urlset(base string, paths ...string) string {
 	var b strings.Builder
 	b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)

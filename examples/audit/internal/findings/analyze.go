@@ -21,13 +21,13 @@ const (
 	KindRedirectBlocked    = "redirect_to_blocked"  // a hop pointed at a URL robots.txt disallows, or at an off-limits host (not requested)
 	KindRedirectOffsite    = "redirect_offsite"     // a hop left the site (not requested)
 	KindBadRedirect        = "bad_redirect"         // missing or unusable Location
-	KindTitleMissing       = "title_missing"        //
-	KindTitleEmpty         = "title_empty"          //
+	KindTitleMissing       = "title_missing"        // no <title> at all
+	KindTitleEmpty         = "title_empty"          // a <title> with no text
 	KindTitleTooLong       = "title_too_long"       // over titleMax characters
 	KindTitleMultiple      = "title_multiple"       // more than one <title>
 	KindTitleDuplicate     = "title_duplicate"      // same title as another page
 	KindDescMissing        = "description_missing"  // no or empty meta description
-	KindDescMultiple       = "description_multiple" //
+	KindDescMultiple       = "description_multiple" // more than one meta description
 	KindDescDuplicate      = "description_duplicate"
 	KindH1Missing          = "h1_missing"
 	KindH1Multiple         = "h1_multiple"
@@ -56,12 +56,12 @@ const (
 
 // AnalysisInput is everything the analysis reads: rows of one crawl from the database.
 type AnalysisInput struct {
-	Pages       []*store.PageRecord
-	Links       []store.LinkRecord
-	SitemapURLs [][2]string // (sitemap, normalized page URL)
-	Sitemaps    []store.SitemapRecord
-	Requests    []store.RequestRecord
-	SlowedBy    string
+	Pages       []*store.PageRecord   // every page row, fetched or blocked
+	Links       []store.LinkRecord    // every link row
+	SitemapURLs [][2]string           // (sitemap, normalized page URL)
+	Sitemaps    []store.SitemapRecord // the sitemaps fetched
+	Requests    []store.RequestRecord // llms.txt and the WordPress probes
+	SlowedBy    string                // the URL whose 429 slowed the run ("" if none)
 	// NotCrawled lists (sitemap, URL) pairs the page limit left out; OverHold counts sitemap entries past
 	// sitemapHoldMax, the first of them being FirstOverHold. Both are known only to the crawl, not the rows.
 	NotCrawled    [][2]string
@@ -383,6 +383,8 @@ func IsBroken(p *store.PageRecord) (bool, string) {
 	return false, ""
 }
 
+// Chain is a page's redirect chain in one line (url -301-> next ... (200)), the detail of the redirect
+// findings and the report's redirect column.
 func Chain(p *store.PageRecord) string {
 	var b strings.Builder
 	b.WriteString(p.URL)
@@ -395,6 +397,8 @@ func Chain(p *store.PageRecord) string {
 	return b.String()
 }
 
+// Noindex says where a page asks not to be indexed (meta robots or X-Robots-Tag, with the value), or ""
+// when it does not: the noindex finding's detail and the report's indexability.
 func Noindex(p *store.PageRecord) string {
 	has := func(v string) bool {
 		for _, f := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool { return r == ',' || r == ' ' || r == ';' }) {
@@ -440,6 +444,7 @@ func probeDetail(r store.RequestRecord) string {
 	}
 }
 
+// OrDash shows an empty value as "-", so a detail or a table cell never reads as a missing word.
 func OrDash(s string) string {
 	if s == "" {
 		return "-"

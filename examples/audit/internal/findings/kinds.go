@@ -26,10 +26,10 @@ func (s severity) String() string {
 
 // KindInfo is what the report says about one finding kind.
 type KindInfo struct {
-	Kind     string
-	Severity severity
-	Title    string // a short human name
-	Advice   string // one line: why it matters and how to fix it
+	Kind     string   // one of the Kind* values
+	Severity severity // error, warning or notice: the report\'s colour and order
+	Title    string   // a short human name
+	Advice   string   // one line: why it matters and how to fix it
 }
 
 // kindTable is the one place where every finding kind gets its severity and advice. A test checks that
@@ -117,6 +117,8 @@ var kindOrder = []string{
 	KindWordPressProbe, KindSlowedDown,
 }
 
+// OrderedKinds lists the kinds of counts in the report's order (the table's order, unknown kinds last),
+// so every report and export lists findings the same way.
 func OrderedKinds(counts map[string]int) []string {
 	rank := map[string]int{}
 	for i, k := range kindOrder {

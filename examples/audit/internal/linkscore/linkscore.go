@@ -57,18 +57,19 @@ var ErrLinksChanged = errors.New("linkscore: the link stream yielded different l
 // RangeError is returned for a page id outside 0..Pages-1.
 type RangeError struct {
 	What  string // "link", "redirect"
-	ID    uint32
-	Pages int
+	ID    uint32 // the page id named
+	Pages int    // how many pages the graph has
 }
 
+// Error names the kind of reference and both numbers, so the caller can find the bad row.
 func (e *RangeError) Error() string {
 	return fmt.Sprintf("linkscore: %s names page %d, but there are %d pages", e.What, e.ID, e.Pages)
 }
 
 // Link is a link from page From to page To.
 type Link struct {
-	From, To uint32
-	Nofollow bool // rel=nofollow (or the page's meta robots nofollow): not counted
+	From, To uint32 // page ids, 0..pages-1
+	Nofollow bool   // rel=nofollow (or the page's meta robots nofollow): not counted
 }
 
 // Links streams the links of the crawl: it calls yield for each link, stops when yield returns
@@ -256,10 +257,10 @@ func (o Options) withDefaults() Options {
 // Ranks is the PageRank of each page: Rank[v] for page v, summing to 1 over the ranked pages (every
 // page that does not redirect), 0 for a redirecting page.
 type Ranks struct {
-	Rank       []float64
-	Iterations int     // iterations run
-	Delta      float64 // the L1 change of the last iteration
-	Converged  bool    // Delta fell below the tolerance within MaxIterations
+	Rank       []float64 // indexed by page id
+	Iterations int       // iterations run
+	Delta      float64   // the L1 change of the last iteration
+	Converged  bool      // Delta fell below the tolerance within MaxIterations
 
 	lo, hi float64 // the least and greatest rank of a ranked page
 }

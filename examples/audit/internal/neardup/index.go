@@ -68,7 +68,7 @@ type Pair struct {
 
 // Member is a page of a Group.
 type Member struct {
-	ID      uint32
+	ID      uint32  // the id the page was added with
 	Closest float64 // the highest similarity to another member found
 }
 
@@ -76,7 +76,7 @@ type Member struct {
 // (the groups are the connected parts of the near-duplicate pairs, so two members at the ends of a
 // chain can be less alike than the threshold). Members are in the order they were added.
 type Group struct {
-	Members []Member
+	Members []Member // at least two
 }
 
 // Stats counts the work of the last search.

@@ -427,14 +427,17 @@ func (c *RenderRun) renderPage(ctx context.Context, b *browser, cand store.Rende
 }
 
 // settle waits, after the load event, until no request of the page has been in flight for renderSettle,
-// at most renderSettleMax.
+// at most renderSettleMax. The quiet time counts from the load event at the earliest: a request a script
+// started before it may reach us (Fetch.requestPaused) only after it, so a page whose last request ended
+// long before the load event (a slow load, a loaded machine) is not read the moment it loads.
 func (t *tab) settle(ctx context.Context) {
-	deadline := time.Now().Add(renderSettleMax)
+	loaded := time.Now()
+	deadline := loaded.Add(renderSettleMax)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
 		t.mu.Lock()
-		quiet := time.Since(t.changed) >= renderSettle
+		quiet := time.Since(loaded) >= renderSettle && time.Since(t.changed) >= renderSettle
 		for _, at := range t.active {
 			// A response whose headers came a while ago counts as answered: the browser does not always
 			// report the end of a body nobody reads (a fetch() whose result is ignored).

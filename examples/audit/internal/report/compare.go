@@ -91,7 +91,10 @@ func stateOf(p *store.PageRecord) pageState {
 
 // DiffEntry is one difference: What changed for URL, from Before to After.
 type DiffEntry struct {
-	What, URL, Before, After string
+	What   string // the field that changed (status, title...), "new", "removed", or a finding kind
+	URL    string // the page it is about
+	Before string // the value in the older crawl ("" when the URL is new)
+	After  string // the value in the newer crawl ("" when the URL is gone)
 }
 
 // comparison is everything that differs between crawl A (before) and crawl B (after).
@@ -109,6 +112,9 @@ type comparison struct {
 // Change names, in the order the changed table lists them for one URL.
 var changeOrder = []string{"status", "title", "description", "canonical", "indexability"}
 
+// CompareCrawls reads crawls a (older) and b (newer) from db and lists what changed between them: URLs
+// new and gone, fields changed on pages both crawls fetched, findings that appeared and were fixed. It
+// reads only through store, so compare sees the same rows as the report.
 func CompareCrawls(ctx context.Context, db *sql.DB, a, b *store.CrawlRow) (*comparison, error) {
 	pa, err := store.LoadFullPages(ctx, db, a.ID)
 	if err != nil {

@@ -210,8 +210,8 @@ func responseBucket(d time.Duration) int {
 
 // Count is one labelled figure of a chart.
 type Count struct {
-	Label string `json:"label"`
-	N     int    `json:"n"`
+	Label string `json:"label"` // the bar's name: a status class, a depth, a time bucket
+	N     int    `json:"n"`     // its figure
 }
 
 // kindCount is one finding kind's figure.
@@ -223,22 +223,22 @@ type kindCount struct {
 
 // Summary holds every figure the charts show; the JSON export carries it as is.
 type Summary struct {
-	Pages        int         `json:"pages"`
-	Fetched      int         `json:"fetched"`
-	Blocked      int         `json:"blocked"`
-	Errors       int         `json:"errors"` // answered 4xx/5xx or not at all itself (a redirect is 3xx, as in Status)
-	Status       []Count     `json:"status_classes"`
-	Depth        []Count     `json:"depth"`
-	Response     []Count     `json:"response_time"`
-	ResponseP50  float64     `json:"response_ms_median"`
-	ResponseP90  float64     `json:"response_ms_p90"`
-	Kinds        []kindCount `json:"findings_by_kind"`
-	Severity     []Count     `json:"findings_by_severity"`
-	SitemapTotal int         `json:"sitemap_listed"`
-	Sitemap      []Count     `json:"sitemap_coverage"`
-	Index        []Count     `json:"indexability"`
-	Attempts     int         `json:"page_requests"` // requests sent for pages: hops and retries included
-	Retries      int         `json:"retries"`
+	Pages        int         `json:"pages"`                // page rows: fetched plus blocked
+	Fetched      int         `json:"fetched"`              // pages answered at all
+	Blocked      int         `json:"blocked"`              // pages robots.txt kept the crawl from
+	Errors       int         `json:"errors"`               // answered 4xx/5xx or not at all itself (a redirect is 3xx, as in Status)
+	Status       []Count     `json:"status_classes"`       // pages by status class (2xx, 3xx...)
+	Depth        []Count     `json:"depth"`                // pages by clicks from the start page
+	Response     []Count     `json:"response_time"`        // pages by server response time bucket
+	ResponseP50  float64     `json:"response_ms_median"`   // the median server response time, in ms
+	ResponseP90  float64     `json:"response_ms_p90"`      // the 90th percentile
+	Kinds        []kindCount `json:"findings_by_kind"`     // findings by kind, with the kind's severity
+	Severity     []Count     `json:"findings_by_severity"` // findings by severity
+	SitemapTotal int         `json:"sitemap_listed"`       // distinct URLs the sitemaps list
+	Sitemap      []Count     `json:"sitemap_coverage"`     // how the listed URLs fared in the crawl
+	Index        []Count     `json:"indexability"`         // pages by indexability
+	Attempts     int         `json:"page_requests"`        // requests sent for pages: hops and retries included
+	Retries      int         `json:"retries"`              // page requests repeated after a 429, 5xx or network error
 }
 
 func countsOf(labels []string, m map[string]int) []Count {

@@ -33,6 +33,8 @@ func csvNeutral(s string) string {
 	return s
 }
 
+// UndoCSVNeutral reverses the CSV export's formula neutralising: a spreadsheet user (or a test) gets the
+// value the database holds back from a cell that begins with "'".
 func UndoCSVNeutral(s string) string {
 	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune("=+-@\t\r", rune(s[1])) {
 		return s[1:]

@@ -304,6 +304,8 @@ const (
 	colTeal   = "#00838f"
 )
 
+// SeverityColor is the chart colour of a severity, so a finding's bar has the same colour wherever it
+// appears (and the browser test can check it from the kinds table alone).
 func SeverityColor(s string) string {
 	switch s {
 	case "error":

@@ -18,10 +18,11 @@ const XDefault = "x-default"
 
 // HreflangError says why an hreflang value is not one Google accepts.
 type HreflangError struct {
-	Value  string
-	Reason string
+	Value  string // the hreflang value as found
+	Reason string // why it is refused, in words a site owner can act on
 }
 
+// Error quotes the value with its reason.
 func (e *HreflangError) Error() string {
 	return fmt.Sprintf("hreflang %q: %s", e.Value, e.Reason)
 }

@@ -25,10 +25,10 @@ const (
 
 // Problem is one thing wrong with a JSON-LD script.
 type Problem struct {
-	Kind     ProblemKind
-	Type     string // the schema.org type concerned, when there is one
-	Property string // the missing property, for JSONLDMissingRequired: "name", or "offers|review|aggregateRating"
-	Detail   string // a sentence for the finding's detail
+	Kind     ProblemKind // what is wrong: one of the JSONLD* kinds
+	Type     string      // the schema.org type concerned, when there is one
+	Property string      // the missing property, for JSONLDMissingRequired: "name", or "offers|review|aggregateRating"
+	Detail   string      // a sentence for the finding's detail
 }
 
 // typeRule is what Google's rich-result documentation requires of one schema.org type.

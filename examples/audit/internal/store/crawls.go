@@ -57,17 +57,18 @@ func OpenReadDB(ctx context.Context, path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// CrawlRow is one crawls row.
+// CrawlRow is one crawls row as read back: the run's identity, limits and outcome, which the report's
+// header, compare and -resume all start from.
 type CrawlRow struct {
-	ID                   int64
-	StartURL             string
-	UserAgent, Token     string
-	Started, Finished    time.Time
-	Settings             Settings
-	Outcome, Message     string
-	Pages, Requests      int
-	SlowedAt             time.Time
-	SlowedBy             string
+	ID                   int64     // the crawl's number in this database (-crawl N)
+	StartURL             string    // the URL given on the command line
+	UserAgent, Token     string    // the User-Agent header sent; robots.txt product tokens, comma-separated
+	Started, Finished    time.Time // Finished is zero while it runs or when it was killed
+	Settings             Settings  // the limits it ran with
+	Outcome, Message     string    // running | finished | interrupted | off_limits | failed; why it stopped early
+	Pages, Requests      int       // page rows written; HTTP requests sent, all kinds
+	SlowedAt             time.Time // when a 429 slowed the rest of the run down (zero if never)
+	SlowedBy             string    // the URL that answered that 429
 	settingsJSON         string
 	startedRaw, endedRaw string
 }
@@ -214,9 +215,9 @@ func msDuration(ms float64) time.Duration {
 
 // Inlinks is how many distinct pages link to a URL (links to itself left out) and the first few of them.
 type Inlinks struct {
-	N        int
-	First    []string
-	External bool // the target is on another site
+	N        int      // distinct linking pages
+	First    []string // the first few of them, for the report's detail
+	External bool     // the target is on another site
 }
 
 // inlinksShown is how many referrers the report names next to a URL; the links table has them all.
@@ -287,25 +288,29 @@ func LoadFindings(ctx context.Context, db *sql.DB, crawlID int64) ([]FindingReco
 	return out, rows.Err()
 }
 
-// Settings is what the crawls row records about the run.
+// Settings is what the crawls row records about the run, as JSON: a resume continues with the same
+// limits, and the report states them next to the figures they shaped.
 type Settings struct {
-	MaxPages    int               `json:"max_pages"`
-	MaxDepth    int               `json:"max_depth"`
-	Concurrency int               `json:"concurrency"`
-	Gap         string            `json:"gap"`
-	Timeout     string            `json:"timeout"`
-	Resolve     map[string]string `json:"resolve,omitempty"`
-	Demo        bool              `json:"demo,omitempty"`
-	Render      int               `json:"render,omitempty"` // -render N (a resumed crawl renders too)
+	MaxPages    int               `json:"max_pages"`         // -max-pages
+	MaxDepth    int               `json:"max_depth"`         // -max-depth
+	Concurrency int               `json:"concurrency"`       // -concurrency
+	Gap         string            `json:"gap"`               // -gap, the least time between two requests to a host
+	Timeout     string            `json:"timeout"`           // -timeout per request
+	Resolve     map[string]string `json:"resolve,omitempty"` // -resolve host:port to address
+	Demo        bool              `json:"demo,omitempty"`    // the run crawled the built-in demo shop
+	Render      int               `json:"render,omitempty"`  // -render N (a resumed crawl renders too)
 }
 
 // UsageError is a command-line mistake: exit 2.
 type UsageError struct{ msg string }
 
+// Error is the message as the person should read it, without a program prefix.
 func (e *UsageError) Error() string { return e.msg }
 
+// Usagef makes a UsageError, so that main exits with 2 (a mistake on the command line) and not 1.
 func Usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
+// Plural is the "s" of an English count: "" for 1, "s" otherwise.
 func Plural(n int) string {
 	if n == 1 {
 		return ""
@@ -313,6 +318,8 @@ func Plural(n int) string {
 	return "s"
 }
 
+// IsHTML reports whether a Content-Type is an HTML page (text/html or XHTML), the only bodies parsed
+// for links and on-page fields.
 func IsHTML(ct string) bool {
 	ct = strings.ToLower(ct)
 	return strings.HasPrefix(ct, "text/html") || strings.HasPrefix(ct, "application/xhtml+xml")

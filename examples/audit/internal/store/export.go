@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// exportTables are the database tables the CSV and JSON exports carry, each with every column in schema
+// ExportTables are the database tables the CSV and JSON exports carry, each with every column in schema
 // order (so columns another feature adds are exported too). findings gets two more columns, severity
 // and advice, from kindTable. A crawl with a rendered pass (-render) has renderTables too.
 var (

@@ -44,6 +44,8 @@ const (
 	ackQueue    = `UPDATE queue SET state = ? WHERE crawl_id = ? AND url = ?`
 )
 
+// NewSQLiteQueue is the frontier's queue kept in the crawl's database, so that a killed crawl resumes with
+// the URLs it had queued and not yet finished. now stamps the rows; tests pass a fake clock.
 func NewSQLiteQueue(st *Store, now func() time.Time) *sqliteQueue {
 	return &sqliteQueue{st: st, mem: frontier.NewMemoryQueue(), now: now, out: map[string]map[string]bool{}}
 }
@@ -60,7 +62,7 @@ func (q *sqliteQueue) Push(it frontier.Item) error {
 	}
 	q.seq++
 	id, seq := q.st.CrawlID, q.seq
-	q.st.Enqueue(func(tx *sql.Tx) error {
+	q.st.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Stmt(q.st.insQueue).Exec(id, it.URL, it.Host, it.Depth, it.From, seq)
 		return err
 	})
@@ -93,7 +95,7 @@ func (q *sqliteQueue) Ack(it frontier.Item, err error) error {
 		state = qFailed
 	}
 	id := q.st.CrawlID
-	q.st.Enqueue(func(tx *sql.Tx) error {
+	q.st.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Stmt(q.st.ackQueue).Exec(state, id, it.URL)
 		return err
 	})
@@ -114,7 +116,7 @@ func (q *sqliteQueue) Drop(host string) (int, error) {
 	}
 	q.mu.Unlock()
 	id := q.st.CrawlID
-	q.st.Enqueue(func(tx *sql.Tx) error {
+	q.st.enqueue(func(tx *sql.Tx) error {
 		args := append([]any{qDropped, id, host}, inFlight...)
 		where := ""
 		if len(inFlight) > 0 {

@@ -25,70 +25,72 @@ const (
 type RenderCandidate struct {
 	URL     string // pages.url
 	Final   string // the document the crawler read (after redirects): what the browser loads
-	Depth   int
+	Depth   int    // the crawl's depth of the page: the sample prefers shallow pages
 	Section string // first path segment of Final ("/" for the home page): the sample's notion of a template
 }
 
-// RenderRequest is one request the browser made (one hop of a redirect chain is one request).
+// RenderRequest is one request the browser made (one hop of a redirect chain is one request). Every one
+// is recorded, sent or not, so the report can show what the gate and robots.txt let through.
 type RenderRequest struct {
-	URL, Host    string
-	SameSite     bool
-	Type, Method string
-	Outcome      string
-	Status       int
-	Err          string
-	RobotsRule   string
-	Cached       bool // answered from the browser's cache: it did not reach the site
+	URL, Host    string // as the browser asked for it; its host, for the per-host gate
+	SameSite     bool   // on the crawled site: subject to robots.txt and the crawl's gate
+	Type, Method string // the resource type the browser gave (Document, Script, Image...); GET, POST...
+	Outcome      string // one of the Out* values: what became of it
+	Status       int    // HTTP status, when it was answered
+	Err          string // the network error, when it failed
+	RobotsRule   string // the rule that disallowed it (Outcome blocked_robots)
+	Cached       bool   // answered from the browser's cache: it did not reach the site
 }
 
 // ConsoleEntry is an uncaught exception or a console.error call.
 type ConsoleEntry struct {
 	Kind    string // exception | console_error
-	Message string
+	Message string // the text as the browser reported it
 	Source  string // url:line:column, when known
 }
 
 // RenderLink is one link of the rendered DOM.
 type RenderLink struct {
-	To           string
-	External     bool
-	Nofollow     bool
-	Anchor, Tag  string
-	OnlyRendered bool // an internal page link the crawler's HTML of the page did not have
+	To           string // absolute, normalized when internal
+	External     bool   // off the crawled site
+	Nofollow     bool   // rel=nofollow
+	Anchor, Tag  string // the anchor text; the element (a, area...)
+	OnlyRendered bool   // an internal page link the crawler's HTML of the page did not have
 }
 
-// RenderRecord is one render_pages row and its children.
+// RenderRecord is one render_pages row and its children: the page as a browser showed it, next to what
+// the crawler read (Raw), so the findings can name what only JavaScript adds or changes.
 type RenderRecord struct {
-	URL, FinalURL     string
-	CrawledFinal      string // where the crawler's fetch of URL ended: its links are recorded under it
-	Depth             int
-	Section           string
-	RenderedAt        time.Time
+	URL, FinalURL     string        // pages.url; where the browser's navigation ended
+	CrawledFinal      string        // where the crawler's fetch of URL ended: its links are recorded under it
+	Depth             int           // the crawl's depth of the page
+	Section           string        // the sample's section (RenderCandidate.Section)
+	RenderedAt        time.Time     // when the load event fired (or the page was given up)
 	Load              time.Duration // navigation start to the load event
 	Status            int           // HTTP status of the document as the browser got it
 	Err               string        // the page could not be rendered: timeout, navigation error
-	Parsed            bool
-	Title             string
-	TitleCount        int
-	Description       string
-	DescriptionCount  int
-	Canonical         string
-	MetaRobots        string
-	H1                string
-	H1Count           int
-	WordCount         int
-	Internal          int
-	External          int
-	SiteRequests      int // same-site requests let through the gate and not answered from cache
-	OtherRequests     int // requests to other hosts
-	Blocked, NotSent  int
-	NotLoaded, Failed int
-	ConsoleErrors     int
-	Exceptions        int
+	Parsed            bool          // the DOM was read: the fields below are meaningful
+	Title             string        // the rendered DOM's fields, read as the crawler reads HTML (see PageRecord)
+	TitleCount        int           // <title> elements
+	Description       string        // the first meta description
+	DescriptionCount  int           // meta descriptions
+	Canonical         string        // rel=canonical, resolved
+	MetaRobots        string        // the robots meta tag, which JavaScript may have changed
+	H1                string        // the first h1
+	H1Count           int           // h1 elements
+	WordCount         int           // visible words
+	Internal          int           // outgoing links on the site
+	External          int           // outgoing links off it
+	SiteRequests      int           // same-site requests let through the gate and not answered from cache
+	OtherRequests     int           // requests to other hosts
+	Blocked, NotSent  int           // requests disallowed by robots.txt; requests the browser made on its own, not sent
+	NotLoaded, Failed int           // requests cancelled or unanswered; answered >= 400 or failed
+	ConsoleErrors     int           // console.error calls
+	Exceptions        int           // uncaught exceptions
 
-	Links    []RenderLink
-	Console  []ConsoleEntry
-	Requests []*RenderRequest
+	Links    []RenderLink     // the rendered DOM's links
+	Console  []ConsoleEntry   // the console errors and exceptions, in order
+	Requests []*RenderRequest // every request of the page, in the order they were made
 
 	Raw rawFields // the crawler's view of the page, for the analysis (loaded from pages)
 }
@@ -104,28 +106,28 @@ type rawFields struct {
 
 // RenderStats are the pass's running totals, for the progress line and the summary.
 type RenderStats struct {
-	Sampled  atomic.Int64
-	Done     atomic.Int64
+	Sampled  atomic.Int64 // pages the sample chose
+	Done     atomic.Int64 // pages rendered or given up
 	Failed   atomic.Int64 // pages that could not be rendered
 	Site     atomic.Int64 // requests that reached the site
-	Other    atomic.Int64
-	Blocked  atomic.Int64
+	Other    atomic.Int64 // requests to other hosts
+	Blocked  atomic.Int64 // same-site requests disallowed by robots.txt
 	Skipped  atomic.Int64 // images, media, fonts
-	Started  time.Time
-	Ended    time.Time
-	Ua       string // the browser's own User-Agent
+	Started  time.Time    // when the pass began
+	Ended    time.Time    // when it ended
+	Ua       string       // the browser's own User-Agent
 	letMu    sync.Mutex
 	let      map[string]int // URLs a tab let go, not yet seen by the browser-wide interception
 	Unseen   atomic.Int64   // requests the browser made on its own (no tab saw them): not sent
-	SendMu   sync.Mutex
-	LastSent time.Time // when the browser last reported a request to the site sent (sendMu)
-	Ran      bool
-	Outcome  string
-	ErrorMsg string
+	SendMu   sync.Mutex     // guards LastSent, which the tabs and the browser-wide listener both write
+	LastSent time.Time      // when the browser last reported a request to the site sent (SendMu)
+	Ran      bool           // the pass started: a render_runs row is written
+	Outcome  string         // finished | failed | interrupted, for render_runs
+	ErrorMsg string         // why it failed (the browser would not start, a write error)
 }
 
 // MarkLet notes that a tab lets a request for raw go: the browser-wide interception will see it next
-// and let it through. unmarkLet undoes it when the continue failed.
+// and let it through. UnmarkLet undoes it when the continue failed.
 func (st *RenderStats) MarkLet(raw string) {
 	st.letMu.Lock()
 	defer st.letMu.Unlock()
@@ -135,6 +137,8 @@ func (st *RenderStats) MarkLet(raw string) {
 	st.let[raw]++
 }
 
+// UnmarkLet undoes one MarkLet for raw, when the tab's continue failed; false if none was marked, so the
+// browser-wide interception does not let through a request no tab let go.
 func (st *RenderStats) UnmarkLet(raw string) bool {
 	st.letMu.Lock()
 	defer st.letMu.Unlock()

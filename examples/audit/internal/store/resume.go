@@ -52,6 +52,7 @@ func runningHere(pid int, host string) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// ResumeProgress is the one-line state of crawl id for -resume's message: pages written, URLs still queued.
 func ResumeProgress(ctx context.Context, db *sql.DB, id int64) string {
 	var pages, queued int
 	_ = db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM pages WHERE crawl_id = ?), (SELECT COUNT(*) FROM queue WHERE crawl_id = ? AND state = 0)`,
@@ -112,8 +113,11 @@ CREATE TABLE IF NOT EXISTS sitemap_fetches (
 // RobotsStore keeps a crawl's robots.txt copies in its database (robots.Store). A resumed crawl obeys the
 // same copies, and fetches a robots.txt again only when its copy has expired. Writes are synchronous:
 // robots.txt is fetched a few times per crawl.
-type RobotsStore struct{ St *Store }
+type RobotsStore struct {
+	St *Store // the crawl's database and id
+}
 
+// Load returns the saved copy of authority's robots.txt; false when this crawl never fetched it.
 func (s *RobotsStore) Load(ctx context.Context, authority string) (robots.Entry, bool, error) {
 	var e robots.Entry
 	var fetched, expires string
@@ -130,6 +134,7 @@ func (s *RobotsStore) Load(ctx context.Context, authority string) (robots.Entry,
 	return e, true, nil
 }
 
+// Save keeps e as the crawl's copy, for a resume to obey. A failed write stops the crawl, as every write error does.
 func (s *RobotsStore) Save(ctx context.Context, e robots.Entry) error {
 	_, err := s.St.db.ExecContext(ctx, `INSERT OR REPLACE INTO robots_cache (crawl_id, authority, url, status, body, fetched_at, expires_at, error)
 		VALUES (?,?,?,?,?,?,?,?)`, s.St.CrawlID, e.Authority, e.URL, e.Status, e.Body, fmtTime(e.FetchedAt), fmtTime(e.ExpiresAt), nullStr(e.Err))
@@ -147,8 +152,8 @@ func (s *RobotsStore) Save(ctx context.Context, e robots.Entry) error {
 // deterministic, so the replay finds the same entries in the same order. The answers are deleted when the
 // crawl ends.
 type SitemapCache struct {
-	F  sitemap.Fetcher
-	St *Store
+	F  sitemap.Fetcher // the crawl's polite fetcher, for answers not yet kept
+	St *Store          // where the answers are kept
 }
 
 // replayedError is a sitemap fetch error read back from the database: the message survives, the type not.
@@ -156,6 +161,7 @@ type replayedError struct{ msg string }
 
 func (e *replayedError) Error() string { return e.msg }
 
+// Get returns rawURL's kept answer, or fetches it through F and keeps it before returning it.
 func (c *SitemapCache) Get(ctx context.Context, rawURL string) (*fetch.Result, error) {
 	res := &fetch.Result{URL: rawURL}
 	var final, errText sql.NullString

@@ -122,77 +122,91 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 `
 
-// Hop is one redirect of a page's chain as stored in pages.redirects.
+// HopRecord is one redirect of a page's chain as stored in pages.redirects (JSON, one per hop), so the
+// report can show every step a visitor's browser would take.
 type HopRecord struct {
-	URL      string `json:"url"`
-	Status   int    `json:"status"`
-	Location string `json:"location"`
+	URL      string `json:"url"`      // the URL requested at this hop
+	Status   int    `json:"status"`   // the 3xx it answered
+	Location string `json:"location"` // where its Location header pointed, as sent
 }
 
-// PageRecord is one pages row.
+// PageRecord is one pages row: everything the crawl learned about one URL it queued, whether it was
+// fetched, blocked by robots.txt or failed. The findings and the report are computed from these rows alone.
 type PageRecord struct {
-	URL, FinalURL       string
-	Status              int // 0 = no response
-	Redirects           []HopRecord
-	Depth               int
-	FoundOn, Source     string
-	ContentType         string
-	Response, TTFB      time.Duration
-	Bytes               int
-	Truncated           bool
-	Attempts            int
-	Title               string
-	TitleCount          int
-	Description         string
-	DescriptionCount    int
-	Canonical           string
-	MetaRobots, XRobots string
-	H1                  string
-	H1Count, WordCount  int
-	Internal, External  int
-	Nofollow            int
-	WordPress           bool
-	WordPressHint       string
-	Blocked             bool
-	RobotsRule          string
-	Err, ErrKind        string
-	FetchedAt           time.Time
-	Parsed              bool // HTML fields are meaningful
-	Links               []LinkRecord
+	URL, FinalURL       string        // normalized URL as queued; where its redirects ended
+	Status              int           // final HTTP status; 0 = no response (blocked, error)
+	Redirects           []HopRecord   // one per hop, in order
+	Depth               int           // clicks from the start page
+	FoundOn, Source     string        // the page it was first found on ("" = start page or sitemap); start | link | sitemap | redirect
+	ContentType         string        // the final response's Content-Type
+	Response, TTFB      time.Duration // server time of the final request (never time waiting at the gate); time to headers
+	Bytes               int           // body bytes read, up to the size cap
+	Truncated           bool          // the body was cut at the size cap
+	Attempts            int           // requests sent for it: retries and redirect hops included
+	Title               string        // the first <title>
+	TitleCount          int           // how many <title> elements; 0 and 2+ are findings
+	Description         string        // the first meta description
+	DescriptionCount    int           // how many meta descriptions
+	Canonical           string        // rel=canonical, resolved against the final URL
+	MetaRobots, XRobots string        // the robots meta tag; the X-Robots-Tag header
+	H1                  string        // the first h1
+	H1Count, WordCount  int           // how many h1 elements; visible words
+	Internal, External  int           // outgoing links on the site and off it
+	Nofollow            int           // outgoing links marked rel=nofollow
+	WordPress           bool          // the page looks like WordPress (the probes depend on it)
+	WordPressHint       string        // why, e.g. generator "WordPress 6.4"
+	Blocked             bool          // robots.txt disallowed it, so it was never requested
+	RobotsRule          string        // the rule that blocked it
+	Err, ErrKind        string        // transport error, timeout or redirect problem; its class (timeout, network, redirect_loop...)
+	FetchedAt           time.Time     // when the final response arrived
+	Parsed              bool          // HTML fields are meaningful
+	Links               []LinkRecord  // the page's outgoing links, written with it
 }
 
+// LinkRecord is one links row: a reference from a page to a URL, kept for the inlink counts, the
+// broken-link findings and the link-score pass.
 type LinkRecord struct {
-	From, To    string
-	External    bool
-	Nofollow    bool
-	Anchor, Tag string
+	From, To    string // the page it is on; the target, absolute and normalized when internal
+	External    bool   // the target is off the crawled site
+	Nofollow    bool   // rel=nofollow: it passes no link score
+	Anchor, Tag string // the anchor text; the element (a, link, area, img, script...)
 }
 
+// SitemapRecord is one sitemaps row: a sitemap the crawl fetched (or failed to), so the report can
+// show the tree from robots.txt down and the findings can name a broken or redirected one.
 type SitemapRecord struct {
-	URL, Parent      string
-	Level, Status    int
-	Kind             string
-	Entries, Skipped int
-	NotFollowed      int
-	Err              string
+	URL, Parent      string // the sitemap; the index that listed it ("" for one named in robots.txt)
+	Level, Status    int    // 0 = named in robots.txt; the HTTP status (0 = no response)
+	Kind             string // urlset | sitemapindex | text | rss | atom
+	Entries, Skipped int    // URLs listed; entries skipped as invalid, duplicate or outside its scope
+	NotFollowed      int    // index children not fetched: deeper than two levels
+	Err              string // why it could not be read
 }
 
+// RequestRecord is one requests row: a request that is not a page fetch (llms.txt, the WordPress
+// probes), recorded so that every request the audit sent is accounted for in the database.
 type RequestRecord struct {
-	URL, Purpose string
-	Status       int
-	ContentType  string
-	Location     string
-	Bytes        int
-	Err          string
+	URL, Purpose string // what was requested; why: llms | wordpress
+	Status       int    // HTTP status; 0 = no response
+	ContentType  string // the response's Content-Type
+	Location     string // the Location header of a redirect
+	Bytes        int    // body bytes read
+	Err          string // transport error, if any
 }
 
-type FindingRecord struct{ URL, Kind, Detail string }
+// FindingRecord is one findings row: a problem of one kind found on one URL, with the detail a
+// person needs to fix it. Findings are computed from the rows and written after the crawl.
+type FindingRecord struct {
+	URL    string // the page (or sitemap) it is about
+	Kind   string // one of the kinds in findings' table, which gives its severity and advice
+	Detail string // what exactly is wrong here, e.g. the duplicate title's text
+}
 
 // CrawlInfo is the crawls row written when a crawl starts.
 type CrawlInfo struct {
-	StartURL, UserAgent, Token string
-	Started                    time.Time
-	Settings                   any
+	StartURL, UserAgent, Token string    // the URL given; the User-Agent header; robots.txt product tokens, comma-separated
+	Started                    time.Time // when the run began
+	Settings                   any       // stored as JSON, so a resume and the report see the limits used
 }
 
 // Store writes one crawl into the SQLite file. Writes go through one goroutine that commits whatever has
@@ -200,7 +214,7 @@ type CrawlInfo struct {
 // crash or Ctrl-C loses at most the rows of the transaction in progress.
 type Store struct {
 	db      *sql.DB
-	CrawlID int64
+	CrawlID int64 // the crawls row every write belongs to
 
 	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
 	insLink *sql.Stmt
@@ -285,6 +299,9 @@ func checkFile(ctx context.Context, path string) error {
 	return nil // an audit database of an earlier version: marked when opened
 }
 
+// OpenStore opens (or creates) the audit database at path for writing one crawl: it refuses a file that is
+// not an audit database before touching it, marks and migrates an audit database of an earlier version,
+// and starts the single writer goroutine.
 func OpenStore(ctx context.Context, path string) (*Store, error) {
 	if err := checkFile(ctx, path); err != nil {
 		return nil, err
@@ -341,6 +358,7 @@ func nullStr(s string) any {
 	return s
 }
 
+// B2i is SQLite's boolean: 1 for true, 0 for false.
 func B2i(b bool) int {
 	if b {
 		return 1
@@ -453,6 +471,8 @@ func (s *Store) commit(batch []writeOp) error {
 	return tx.Commit()
 }
 
+// SetErr records the first write error and closes the channel the crawl watches, so a full disk stops
+// the run instead of losing rows silently. Later errors are dropped: the first one is the cause.
 func (s *Store) SetErr(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -472,7 +492,8 @@ func (s *Store) Err() error {
 	return s.err
 }
 
-func (s *Store) Enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
+// enqueue hands a write to the writer goroutine; it commits in the writer's next transaction, in order.
+func (s *Store) enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
 
 // Flush stops the writer after everything queued so far is committed. Later writes are synchronous.
 func (s *Store) Flush() error {
@@ -485,6 +506,8 @@ func (s *Store) Flush() error {
 	return s.Err()
 }
 
+// Close flushes every queued write and closes the prepared statements and the database. Its error joins
+// the first write error, if any, with the database's own, so a crawl not saved in full is reported.
 func (s *Store) Close() error {
 	err := s.Flush()
 	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
@@ -513,7 +536,7 @@ func ms(d time.Duration) any {
 // Page queues a page row and its outgoing links.
 func (s *Store) Page(p *PageRecord) {
 	id := s.CrawlID
-	s.Enqueue(func(tx *sql.Tx) error {
+	s.enqueue(func(tx *sql.Tx) error {
 		var redirects any
 		if len(p.Redirects) > 0 {
 			b, _ := json.Marshal(p.Redirects)
@@ -546,26 +569,29 @@ func (s *Store) Page(p *PageRecord) {
 	})
 }
 
+// Sitemap queues one sitemaps row.
 func (s *Store) Sitemap(r SitemapRecord) {
 	id := s.CrawlID
-	s.Enqueue(func(tx *sql.Tx) error {
+	s.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO sitemaps (crawl_id, url, parent, level, status, kind, entries, skipped, not_followed, error) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 			id, r.URL, r.Parent, r.Level, nullInt(r.Status), nullStr(r.Kind), r.Entries, r.Skipped, r.NotFollowed, nullStr(r.Err))
 		return err
 	})
 }
 
+// SitemapURL queues one URL listed in a sitemap, for the report's sitemap coverage.
 func (s *Store) SitemapURL(sitemapURL, pageURL string) {
 	id := s.CrawlID
-	s.Enqueue(func(tx *sql.Tx) error {
+	s.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO sitemap_urls (crawl_id, sitemap, url) VALUES (?,?,?)`, id, sitemapURL, pageURL)
 		return err
 	})
 }
 
+// Request queues one requests row (llms.txt, a WordPress probe).
 func (s *Store) Request(r RequestRecord) {
 	id := s.CrawlID
-	s.Enqueue(func(tx *sql.Tx) error {
+	s.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO requests (crawl_id, url, purpose, status, content_type, location, bytes, error) VALUES (?,?,?,?,?,?,?,?)`,
 			id, r.URL, r.Purpose, nullInt(r.Status), nullStr(r.ContentType), nullStr(r.Location), r.Bytes, nullStr(r.Err))
 		return err
@@ -595,15 +621,17 @@ func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	return tx.Commit()
 }
 
-// CrawlEnd is what finishCrawl writes to the crawls row.
+// CrawlEnd is what FinishCrawl writes to the crawls row when the run stops, however it stops.
 type CrawlEnd struct {
-	Finished         time.Time
-	Outcome, Message string
-	Pages, Requests  int
-	SlowedAt         time.Time
-	SlowedBy         string
+	Finished         time.Time // when the run stopped
+	Outcome, Message string    // finished | interrupted | off_limits | failed; why, when it did not finish
+	Pages, Requests  int       // page rows written; HTTP requests sent, all kinds
+	SlowedAt         time.Time // when a 429 slowed the rest of the run down (zero if never)
+	SlowedBy         string    // the URL that answered that 429
 }
 
+// FinishCrawl writes the crawl's outcome and totals into its crawls row, after the last page row: a
+// crawls row still "running" is one that was killed, which is what -resume looks for.
 func (s *Store) FinishCrawl(ctx context.Context, e CrawlEnd) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE crawls SET finished_at=?, outcome=?, message=?, pages=?, requests=?, slowed_at=?, slowed_by=? WHERE id=?`,
 		fmtTime(e.Finished), e.Outcome, nullStr(e.Message), e.Pages, e.Requests, fmtTime(e.SlowedAt), nullStr(e.SlowedBy), s.CrawlID)
@@ -795,7 +823,7 @@ func (s *Store) KeepTotals(totals func() (requests, pages int64)) {
 // RecordSlowdown writes when and by which URL a 429 slowed the crawl, in the writer's stream.
 func (s *Store) RecordSlowdown(at time.Time, url string) {
 	id := s.CrawlID
-	s.Enqueue(func(tx *sql.Tx) error {
+	s.enqueue(func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE crawls SET slowed_at = ?, slowed_by = ? WHERE id = ?`, fmtTime(at), nullStr(url), id)
 		return err
 	})

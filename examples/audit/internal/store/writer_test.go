@@ -21,7 +21,7 @@ func TestWriterStopsAtTheFirstFailedWrite(t *testing.T) {
 	st.Page(&PageRecord{URL: "http://shop.test/", Source: "start"})
 	flushForTest(t, st)
 	boom := errors.New("injected: disk full")
-	st.Enqueue(func(*sql.Tx) error { return boom })
+	st.enqueue(func(*sql.Tx) error { return boom })
 	st.Page(&PageRecord{URL: "http://shop.test/later", Source: "link", Depth: 1})
 	ran := make(chan struct{})
 	st.AfterCommit(func() { close(ran) })
