@@ -37,6 +37,13 @@ type Options struct {
 	// its own yet).
 	node        bool
 	nodeTimeout time.Duration
+	// args: more command-line options (StartSentinel's master and
+	// replicas).
+	args []string
+	// sentinel: the configuration of a Redis Sentinel (StartSentinel),
+	// written to sentinel.conf on the first start; the server runs in
+	// sentinel mode.
+	sentinel string
 }
 
 // Server is a running redis-server.
@@ -168,6 +175,14 @@ func (s *Server) start() error {
 				// a replica takes over however long it was disconnected
 				"--cluster-replica-validity-factor", "0")
 		}
+	}
+	args = append(args, s.opts.args...)
+	if s.opts.sentinel != "" {
+		conf, err := s.sentinelConf()
+		if err != nil {
+			return err
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
