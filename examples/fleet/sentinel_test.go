@@ -197,6 +197,11 @@ func TestSentinel(t *testing.T) {
 	t.Run("failover", func(t *testing.T) {
 		const nSites, items = 4, 20
 		sites := catalogSites(t, nSites, items)
+		defer func() {
+			if t.Failed() {
+				t.Logf("Sentinel setup after the crawl:\n%s", sn.Describe(context.Background()))
+			}
+		}()
 		var killed time.Time
 		var atKill int
 		pages := crawl(t, "failover", sites, func(ctx context.Context) {

@@ -61,10 +61,10 @@ func StartSentinel(t testing.TB, opts SentinelOptions) *Sentinel {
 	}
 	// Replicas sync at once, without the 5 s a master waits by default
 	// for more replicas to share a diskless transfer.
-	master := Start(t, Options{args: []string{"--repl-diskless-sync-delay", "0"}})
+	master := Start(t, Options{args: []string{"--repl-diskless-sync-delay", "0", "--loglevel", "notice"}})
 	s := &Sentinel{t: t, Nodes: []*Server{master}}
 	for range opts.Replicas {
-		replicaOf := []string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port), "--repl-diskless-sync-delay", "0"}
+		replicaOf := []string{"--replicaof", "127.0.0.1", strconv.Itoa(master.port), "--repl-diskless-sync-delay", "0", "--loglevel", "notice"}
 		s.Nodes = append(s.Nodes, Start(t, Options{args: replicaOf}))
 	}
 	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d %[3]d\n"+
@@ -106,6 +106,30 @@ func (s *Sentinel) ready(ctx context.Context, opts SentinelOptions) error {
 		if repl["master_link_status"] != "up" {
 			return fmt.Errorf("replica %s not in sync", r.Addr())
 		}
+	}
+	// A replica reports its link up as soon as it has loaded the master's
+	// data, but after a diskless transfer the master streams writes to
+	// it only from the replica's next acknowledgement, up to a second
+	// later: a master killed before that takes every write with it. So
+	// wait until the replicas have acknowledged a write.
+	// (WAIT counts the replicas that have this connection's writes.)
+	mc := nodeClient(s.Nodes[0])
+	conn := mc.Conn()
+	err := conn.Set(ctx, "redistest:sync", 1, 0).Err()
+	if err == nil {
+		err = conn.Del(ctx, "redistest:sync").Err()
+	}
+	var acked int64
+	if err == nil {
+		acked, err = conn.Wait(ctx, opts.Replicas, 100*time.Millisecond).Result()
+	}
+	conn.Close()
+	mc.Close()
+	if err != nil {
+		return err
+	}
+	if acked < int64(opts.Replicas) {
+		return fmt.Errorf("%d of %d replicas acknowledged a write", acked, opts.Replicas)
 	}
 	for _, sn := range s.Sentinels {
 		c := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr(), MaxRetries: -1})
@@ -208,4 +232,29 @@ func (s *Sentinel) WaitFailover(ctx context.Context, old *Server) error {
 		}
 		return nil
 	})
+}
+
+// Describe says, for a failed test's log, what each process is: every
+// data node's role, master and number of keys, and the tail of each
+// log.
+func (s *Sentinel) Describe(ctx context.Context) string {
+	var b strings.Builder
+	for i, n := range s.Nodes {
+		fmt.Fprintf(&b, "node %d %s: ", i, n.Addr())
+		if !n.Running() {
+			b.WriteString("not running\n")
+		} else {
+			c := nodeClient(n)
+			repl, err := Info(ctx, c, "replication")
+			keys, kerr := c.DBSize(ctx).Result()
+			c.Close()
+			fmt.Fprintf(&b, "role %s, master %s:%s, link %s, %d keys (%v %v)\n", repl["role"], repl["master_host"], repl["master_port"],
+				repl["master_link_status"], keys, err, kerr)
+		}
+		fmt.Fprintf(&b, "  log: %s\n", n.logTail())
+	}
+	for i, sn := range s.Sentinels {
+		fmt.Fprintf(&b, "sentinel %d %s log: %s\n", i, sn.Addr(), sn.logTail())
+	}
+	return b.String()
 }
