@@ -1,6 +1,8 @@
 // Package redistest starts a throwaway redis-server for tests: on a free
 // loopback port, in a temporary directory, without persistence unless asked,
-// stopped by t.Cleanup. Tests need the Debian redis-server package
+// stopped by t.Cleanup; StartCluster starts a Redis Cluster of such servers,
+// and StartSentinel a master with replicas watched by Redis Sentinels
+// (the same binary in sentinel mode). Tests need the Debian redis-server package
 // (apt-get install redis-server); without it they are skipped, except when
 // the CI environment variable is set, where a missing server fails the test.
 package redistest
