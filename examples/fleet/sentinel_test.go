@@ -213,10 +213,9 @@ func TestSentinel(t *testing.T) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			old, err := sn.Master(ctx)
-			require.NoError(t, err)
 			killed, atKill = time.Now(), totalRequests(sites)
-			old.Crash()
+			old, err := sn.KillMaster(ctx)
+			require.NoError(t, err)
 			require.NoError(t, sn.WaitFailover(ctx, old))
 			t.Logf("replica promoted %v after the kill", time.Since(killed).Round(time.Millisecond))
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -257,4 +258,39 @@ func (s *Sentinel) Describe(ctx context.Context) string {
 		fmt.Fprintf(&b, "sentinel %d %s log: %s\n", i, sn.Addr(), sn.logTail())
 	}
 	return b.String()
+}
+
+// KillMaster kills the master with SIGKILL, as a crash would, and holds
+// its port until the test ends with a listener that closes every
+// connection at once: the sentinels and clients find the master dead as
+// they would a dead machine, and no other test's server can take the
+// address meanwhile (the sentinels would make it a replica, wiping it,
+// and clients that still have the old address would write to it).
+func (s *Sentinel) KillMaster(ctx context.Context) (*Server, error) {
+	m, err := s.Master(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.Crash()
+	var l net.Listener
+	for range 50 {
+		if l, err = net.Listen("tcp", m.Addr()); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		return m, fmt.Errorf("redistest: holding the killed master's port: %w", err)
+	}
+	s.t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return m, nil
 }
