@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) != "" {
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltBinary()
+	os.Exit(code)
 }
 
 // shopSites starts n loopback sites: a home page, six pages linking

@@ -1,6 +1,8 @@
 // Package redistest starts a throwaway redis-server for tests: on a free
 // loopback port, in a temporary directory, without persistence unless asked,
-// stopped by t.Cleanup. Tests need the Debian redis-server package
+// stopped by t.Cleanup; StartCluster starts a Redis Cluster of such servers,
+// and StartSentinel a master with replicas watched by Redis Sentinels
+// (the same binary in sentinel mode). Tests need the Debian redis-server package
 // (apt-get install redis-server); without it they are skipped, except when
 // the CI environment variable is set, where a missing server fails the test.
 package redistest
@@ -37,6 +39,13 @@ type Options struct {
 	// its own yet).
 	node        bool
 	nodeTimeout time.Duration
+	// args: more command-line options (StartSentinel's master and
+	// replicas).
+	args []string
+	// sentinel: the configuration of a Redis Sentinel (StartSentinel),
+	// written to sentinel.conf on the first start; the server runs in
+	// sentinel mode.
+	sentinel string
 }
 
 // Server is a running redis-server.
@@ -168,6 +177,14 @@ func (s *Server) start() error {
 				// a replica takes over however long it was disconnected
 				"--cluster-replica-validity-factor", "0")
 		}
+	}
+	args = append(args, s.opts.args...)
+	if s.opts.sentinel != "" {
+		conf, err := s.sentinelConf()
+		if err != nil {
+			return err
+		}
+		args = append([]string{conf, "--sentinel"}, args...)
 	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
