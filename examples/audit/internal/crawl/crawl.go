@@ -49,20 +49,22 @@ type Crawler struct {
 	Policy *backoff.Policy
 	scope  frontier.Scope
 
-	Slow   *backoff.Slowdown
-	Robots *robots.Cache
-	Front  *frontier.Frontier
-	Client *fetch.Client
-	probe  *fetch.Client // llms.txt and WordPress probes: redirects not followed
+	Slow        *backoff.Slowdown
+	Robots      *robots.Cache
+	Front       *frontier.Frontier
+	frontierCfg frontier.Config // as given to frontier.New, for the test of the wiring
+	Client      *fetch.Client
+	probe       *fetch.Client // llms.txt and WordPress probes: redirects not followed
 
 	Prog *progress // nil unless stderr is a terminal
 	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
 	SummaryExtra func(io.Writer)
 	mu           sync.Mutex
-	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf      map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage     *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home         string               // scheme://host where the start page ended up; origin until then
+	recorded     map[string]bool       // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf      map[string]bool       // final URLs whose links are recorded (a redirect's links are its target's)
+	reached      map[string]reachedURL // URLs a redirect chain requested that have no row yet (duplicate.go)
+	llmsPage     *store.RequestRecord  // /llms.txt when a link led the crawl to it
+	home         string                // scheme://host where the start page ended up; origin until then
 	wordpress    atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
@@ -85,7 +87,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, hostStopped: map[string]bool{},
+	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
 		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
@@ -141,14 +143,17 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 		fc.Queue = store.NewSQLiteQueue(st, e.Now) // in the crawl's database, for -resume
 		c.writing = make(chan struct{}, WriteBacklog*cfg.Concurrency)
 	}
+	// The polite client for pages: our User-Agent, robots.txt checked for the URL and every redirect hop,
+	// 10 hops, the timeout, retries by the policy. Given to the frontier as Config.Client, which makes the
+	// frontier its gate and its Claimer: a redirect target the crawl already has (queued, fetched, or
+	// reached through another redirect) is not requested again (Result.DuplicateTarget).
+	c.base = base
+	c.Client = c.newClient(0)
+	fc.Client = c.Client
+	c.frontierCfg = fc
 	if c.Front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
-
-	// The polite client for pages: our User-Agent, robots.txt checked for the URL and every redirect hop,
-	// 10 hops, the timeout, retries by the policy, the frontier as gate.
-	c.base = base
-	c.Client = c.newClient(0)
 	// Redirects stay on the site: a hop to another host is not requested (links to other sites are
 	// recorded, never followed, and neither are redirects to them).
 	c.Client.CheckRedirect = func(next *url.URL, via []fetch.Hop) error {
@@ -169,22 +174,26 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	return c, nil
 }
 
-// newClient returns a fetch.Client sharing the run's gate, robots cache, policy and slowdown.
+// newClient returns a fetch.Client sharing the run's gate, robots cache, policy and slowdown. Before the
+// frontier exists (the pages client, which frontier.New wires) it has no gate yet.
 func (c *Crawler) newClient(maxBody int64) *fetch.Client {
-	return &fetch.Client{
+	fc := &fetch.Client{
 		UserAgent:    c.Cfg.UserAgent,
 		RobotsTokens: c.tokens,
 		Logger:       c.Cfg.Logger,
 		Timeout:      c.Cfg.Timeout,
 		MaxRedirects: 10,
 		MaxBodyBytes: maxBody,
-		Gate:         c.Front,
 		Robots:       c.Robots,
 		Policy:       c.Policy,
 		Slowdown:     c.Slow,
 		Transport:    c.base,
 		Now:          c.Env.Now,
 	}
+	if c.Front != nil {
+		fc.Gate = c.Front
+	}
+	return fc
 }
 
 // countingTransport counts every request that reaches the network.
@@ -488,6 +497,9 @@ func (c *Crawler) add(ctx context.Context, raw string, depth int, from, source s
 		c.recordOnce(&store.PageRecord{URL: r.URL, Depth: depth, FoundOn: from, Source: source, Blocked: true,
 			RobotsRule: r.Verdict.Decision.String()})
 	}
+	if r.Outcome == frontier.Duplicate {
+		c.rowReached(r.URL, depth, from, source) // a redirect chain requested it already
+	}
 	return r
 }
 
@@ -671,6 +683,10 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		if res.Header != nil {
 			p.XRobots = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
 		}
+		if err == nil && res.DuplicateTarget != "" {
+			// The redirect leads to a URL the crawl has already: not requested again (duplicate.go).
+			duplicateRecord(p, store.HopRecord{URL: res.FinalURL, Status: res.Status, Location: res.Header.Get("Location")}, res.DuplicateTarget)
+		}
 	}
 	if err != nil {
 		p.Status = 0
@@ -699,6 +715,9 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		c.mu.Unlock()
 	}
 	c.recordOnce(p)
+	if err == nil && res != nil {
+		c.rememberReached(p, res)
+	}
 	c.Front.Done(it, err)
 	// At most writeBacklog × -concurrency finished pages wait to be written: a crash then costs a resumed
 	// crawl only those and the pages in flight, fetched again.

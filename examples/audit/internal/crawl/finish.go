@@ -97,6 +97,16 @@ func (c *Crawler) findings(ctx context.Context) ([]store.FindingRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Redirects to a URL the crawl had already end where that URL's own request ended.
+	changed := completeChains(pages)
+	if err := c.St.UpdateChains(ctx, changed); err != nil {
+		return nil, err
+	}
+	for _, p := range changed {
+		if p.Status == 0 || p.Status >= 400 {
+			c.Count.errors.Add(1)
+		}
+	}
 	links, err := c.St.LoadLinks(ctx)
 	if err != nil {
 		return nil, err

@@ -595,6 +595,33 @@ func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	return tx.Commit()
 }
 
+// UpdateChains rewrites where the redirect chains of pages ended (final URL, status, hops, content type,
+// error): for redirects the crawl stopped at a target it had already, once that target's row is known.
+func (s *Store) UpdateChains(ctx context.Context, ps []*PageRecord) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.Prepare(`UPDATE pages SET final_url = ?, status = ?, redirects = ?, redirect_count = ?, content_type = ?, error = ?, error_kind = ?
+		WHERE crawl_id = ? AND url = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, p := range ps {
+		b, _ := json.Marshal(p.Redirects)
+		if _, err := st.Exec(nullStr(p.FinalURL), nullInt(p.Status), string(b), len(p.Redirects), nullStr(p.ContentType), nullStr(p.Err), nullStr(p.ErrKind),
+			s.CrawlID, p.URL); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
+		}
+	}
+	return tx.Commit()
+}
+
 // CrawlEnd is what finishCrawl writes to the crawls row.
 type CrawlEnd struct {
 	Finished         time.Time
