@@ -517,7 +517,7 @@ func (c *Crawler) recordOnce(p *store.PageRecord) {
 		c.Count.blocked.Add(1)
 	} else {
 		c.Count.fetched.Add(1)
-		if p.Status == 0 || p.Status >= 400 {
+		if broken, _ := findings.IsBroken(p); broken {
 			c.Count.errors.Add(1)
 		}
 	}
@@ -683,6 +683,10 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		if res.Header != nil {
 			p.XRobots = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
 		}
+		if res.Challenge != nil {
+			// Bot protection answered instead of the site: not a broken page, and nothing to read.
+			p.Err, p.ErrKind = "bot protection: "+res.Challenge.String(), findings.ErrKindBotProtection
+		}
 		if err == nil && res.DuplicateTarget != "" {
 			// The redirect leads to a URL the crawl has already: not requested again (duplicate.go).
 			duplicateRecord(p, store.HopRecord{URL: res.FinalURL, Status: res.Status, Location: res.Header.Get("Location")}, res.DuplicateTarget)
@@ -698,7 +702,7 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 			}
 		}
 	}
-	if err == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
+	if err == nil && res.Challenge == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
 		c.parse(ctx, p, res)
 	}
 	if it.Depth == 0 && err == nil && res.FinalURL != "" {

@@ -103,7 +103,7 @@ func (c *Crawler) findings(ctx context.Context) ([]store.FindingRecord, error) {
 		return nil, err
 	}
 	for _, p := range changed {
-		if p.Status == 0 || p.Status >= 400 {
+		if broken, _ := findings.IsBroken(p); broken {
 			c.Count.errors.Add(1)
 		}
 	}

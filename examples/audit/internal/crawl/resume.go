@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
@@ -61,7 +62,7 @@ func (c *Crawler) resumeCrawl(ctx context.Context) error {
 			c.Count.blocked.Add(1)
 		} else {
 			c.Count.fetched.Add(1)
-			if p.Status == 0 || p.Status >= 400 {
+			if broken, _ := findings.IsBroken(p); broken {
 				c.Count.errors.Add(1)
 			}
 		}

@@ -405,7 +405,7 @@ func (c chart) svg() template.HTML {
 }
 
 var statusColors = map[string]string{"2xx": colGreen, "3xx": colBlue, "4xx": colAmber, "5xx": colRed,
-	classNoResponse: colGrey, classBlocked: colPurple}
+	classNoResponse: colGrey, classBotProtection: colTeal, classBlocked: colPurple}
 var indexColors = map[string]string{idxIndexable: colGreen, idxNoindex: colAmber, idxCanonical: colBlue, idxNon200: colRed,
 	idxBlocked: colPurple}
 var sitemapColors = map[string]string{smCrawled: colGreen, smBlocked: colPurple, smBroken: colRed, smNotCrawled: colGrey}
