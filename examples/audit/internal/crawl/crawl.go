@@ -346,6 +346,10 @@ func (c *Crawler) stopped(ctx context.Context, err error) CrawlResult {
 	if errors.As(context.Cause(ctx), &mid) {
 		return CrawlResult{Outcome: "off_limits", Err: mid}
 	}
+	var ref *refusesCrawler
+	if errors.As(context.Cause(ctx), &ref) {
+		return CrawlResult{Outcome: "refused", Err: ref}
+	}
 	if ctx.Err() != nil {
 		return CrawlResult{Outcome: "interrupted", Err: fmt.Errorf("interrupted: %w", ctx.Err())}
 	}
@@ -672,6 +676,7 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		return
 	}
 	// A page answered in full before Ctrl-C is recorded like any other: everything crawled is kept.
+	var refused *refusesCrawler
 	p := &store.PageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.Env.Now()}
 	if res != nil {
 		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType
@@ -686,6 +691,12 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		if res.Challenge != nil {
 			// Bot protection answered instead of the site: not a broken page, and nothing to read.
 			p.Err, p.ErrKind = "bot protection: "+res.Challenge.String(), findings.ErrKindBotProtection
+		}
+		if it.Depth == 0 && err == nil && res.RefusesCrawler() {
+			// 401/403 to robots.txt and to the start page: a user-agent rule (nginx, Apache, a CDN), the
+			// site refusing this crawler. Not a broken page; the crawl stops here (below).
+			refused = &refusesCrawler{userAgent: c.Cfg.UserAgent, robots: res.RobotsStatus, page: res.Status}
+			p.Err, p.ErrKind = refused.Error(), findings.ErrKindRefused
 		}
 		if err == nil && res.DuplicateTarget != "" {
 			// The redirect leads to a URL the crawl has already: not requested again (duplicate.go).
@@ -733,6 +744,20 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
 		c.siteOffLimits(fe.URL, fe.Verdict)
 	}
+	if refused != nil {
+		c.stopSite(refused) // nothing more: no page, no llms.txt, no probe
+	}
+}
+
+// refusesCrawler is why a crawl stopped at the start page: the site answered 401/403 to robots.txt and
+// to the start page, refusing this crawler by its user agent.
+type refusesCrawler struct {
+	userAgent    string
+	robots, page int
+}
+
+func (e *refusesCrawler) Error() string {
+	return fmt.Sprintf("site refuses this crawler (User-Agent %s): robots.txt %d, start page %d", e.userAgent, e.robots, e.page)
 }
 
 // llmsRecordOf is the llms.txt answer of a page row that is an origin's /llms.txt (a link led there).

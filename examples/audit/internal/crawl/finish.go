@@ -59,6 +59,9 @@ func (c *Crawler) Finish(res CrawlResult, stdout, stderr io.Writer) int {
 	case res.Outcome == "off_limits":
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.Err.Error()))
 		return ExitOffLimits
+	case res.Outcome == "refused":
+		fmt.Fprintf(stderr, "audit: %s; nothing else was requested (crawl %d in %s)\n", cmdline.Safe(res.Err.Error()), c.St.CrawlID, c.Cfg.DB)
+		return ExitRefused
 	case res.Outcome == "interrupted":
 		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d). To continue it: audit -resume -db %s -crawl %d\n",
 			c.Cfg.DB, c.St.CrawlID, shellWord(c.Cfg.DB), c.St.CrawlID)
@@ -143,8 +146,11 @@ func (c *Crawler) printSummary(ctx context.Context, w io.Writer, res CrawlResult
 		counts[f.Kind]++
 	}
 	state := res.Outcome
-	if state == "off_limits" {
+	switch state {
+	case "off_limits":
 		state = "stopped (robots.txt unreachable)"
+	case "refused":
+		state = "stopped (the site refuses this crawler)"
 	}
 	pages, reqs, errs := int(c.Count.pages.Load()), int(c.Count.requests.Load()), int(c.Count.errors.Load())
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",

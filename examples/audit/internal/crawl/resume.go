@@ -152,7 +152,7 @@ func shellWord(s string) string {
 // unreachable robots.txt, which is not resumed): the sitemap answers, which can be large, and the queue.
 // An interrupted or failed crawl keeps them. The robots.txt copies stay: they record what was obeyed.
 func (c *Crawler) dropResumeState(res CrawlResult) error {
-	if c.St.CrawlID == 0 || (res.Outcome != "finished" && res.Outcome != "off_limits") {
+	if c.St.CrawlID == 0 || (res.Outcome != "finished" && res.Outcome != "off_limits" && res.Outcome != "refused") {
 		return nil
 	}
 	return c.St.DropResumeState()

@@ -97,7 +97,8 @@ func ownStatus(p *store.PageRecord) int {
 const (
 	classBlocked       = "blocked by robots.txt"
 	classNoResponse    = "no response"
-	classBotProtection = "bot protection" // a challenge or block instead of the page: not an error of the site; shown when there is one
+	classBotProtection = "bot protection"      // a challenge or block instead of the page: not an error of the site; shown when there is one
+	classRefused       = "refuses the crawler" // 401/403 to robots.txt and the start page; shown when there is one
 )
 
 var statusClasses = []string{"2xx", "3xx", "4xx", "5xx", classNoResponse, classBlocked}
@@ -108,6 +109,9 @@ func statusClass(p *store.PageRecord) string {
 	}
 	if p.ErrKind == findings.ErrKindBotProtection && len(p.Redirects) == 0 {
 		return classBotProtection
+	}
+	if p.ErrKind == findings.ErrKindRefused && len(p.Redirects) == 0 {
+		return classRefused
 	}
 	s := ownStatus(p)
 	switch {

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS crawls (
 	started_at    TEXT NOT NULL,
 	finished_at   TEXT,
 	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
-	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | failed
+	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | refused | failed
 	message       TEXT,                   -- why it stopped, when it did not finish
 	pages         INTEGER,                -- page rows written (fetched + blocked)
 	requests      INTEGER,                -- HTTP requests sent, all kinds
