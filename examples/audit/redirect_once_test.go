@@ -46,7 +46,8 @@ func TestRedirectTargetRequestedOnce(t *testing.T) {
 				assert.Equal(t, []string{"2 hops: http://shop.test/redir-chain -302-> /redir -301-> /a (200)"},
 					r.strs(t, `SELECT detail FROM findings WHERE kind = ? AND url = 'http://shop.test/redir-chain'`, findings.KindRedirectChain))
 				for _, u := range []string{"http://shop.test/redir", "http://shop.test/redir-chain"} {
-					assert.Equal(t, []string{"http://shop.test/a 200"}, r.strs(t, `SELECT final_url || ' ' || status FROM pages WHERE url = ?`, u), u)
+					assert.Equal(t, []string{"http://shop.test/a 200 A"}, r.strs(t, `SELECT final_url || ' ' || status || ' ' || COALESCE(title, '-') FROM pages WHERE url = ?`, u),
+						"%s: the row reads as if the chain had been followed, whichever URL came first", u)
 				}
 				assert.Equal(t, []string{"http://shop.test/a"}, r.strs(t, `SELECT url FROM findings WHERE kind = ?`, findings.KindDescMissing),
 					"/a's findings, once, under its own URL")

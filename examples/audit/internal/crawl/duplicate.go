@@ -99,7 +99,7 @@ func isRedirectStatus(s int) bool {
 // that requested that target (the target's own row, or a redirect that reached it), and returns the rows
 // it changed. A row whose target was never requested (an interrupted crawl) is left as it is. A chain
 // that comes back to a URL it passed is a redirect loop, as fetch would have found following it.
-func completeChains(pages []*store.PageRecord) []*store.PageRecord {
+func completeChains(pages []*store.PageRecord) []store.ChainEnd {
 	type at struct {
 		p   *store.PageRecord
 		hop int // the target is the URL requested at this hop of p's chain (len = the final URL)
@@ -130,7 +130,7 @@ func completeChains(pages []*store.PageRecord) []*store.PageRecord {
 			}
 		}
 	}
-	var changed []*store.PageRecord
+	var changed []store.ChainEnd
 	done := map[string]bool{}
 	var complete func(p *store.PageRecord)
 	complete = func(p *store.PageRecord) {
@@ -162,7 +162,7 @@ func completeChains(pages []*store.PageRecord) []*store.PageRecord {
 			if seen[k] {
 				p.Redirects, p.Status, p.ContentType = hops[:i], 0, ""
 				p.Err, p.ErrKind = fmt.Sprintf("redirected to %s, already requested in this chain", u), "redirect_loop"
-				changed = append(changed, p)
+				changed = append(changed, store.ChainEnd{Page: p})
 				return
 			}
 			seen[k] = true
@@ -170,11 +170,17 @@ func completeChains(pages []*store.PageRecord) []*store.PageRecord {
 		if len(hops) > maxChain {
 			p.Redirects, p.Status, p.ContentType = hops[:maxChain+1], 0, ""
 			p.Err, p.ErrKind = fmt.Sprintf("redirect %d (to %s) not followed, the limit is %d", maxChain+1, hops[maxChain].Location, maxChain), "too_many_redirects"
-			changed = append(changed, p)
+			changed = append(changed, store.ChainEnd{Page: p})
 			return
 		}
 		p.Redirects, p.FinalURL, p.Status, p.ContentType, p.Err, p.ErrKind = hops, final, src.p.Status, src.p.ContentType, src.p.Err, src.p.ErrKind
-		changed = append(changed, p)
+		// The page fields too, as if the chain had been followed: the row reads the same whichever of
+		// the two URLs the crawl requested first.
+		q := src.p
+		p.Parsed, p.Title, p.TitleCount, p.Description, p.DescriptionCount = q.Parsed, q.Title, q.TitleCount, q.Description, q.DescriptionCount
+		p.Canonical, p.MetaRobots, p.XRobots, p.H1Count, p.WordCount = q.Canonical, q.MetaRobots, q.XRobots, q.H1Count, q.WordCount
+		p.WordPress, p.WordPressHint = q.WordPress, q.WordPressHint
+		changed = append(changed, store.ChainEnd{Page: p, ContentOf: q.URL})
 	}
 	for _, p := range pages {
 		if pending[p.URL] == p {

@@ -105,8 +105,8 @@ func (c *Crawler) findings(ctx context.Context) ([]store.FindingRecord, error) {
 	if err := c.St.UpdateChains(ctx, changed); err != nil {
 		return nil, err
 	}
-	for _, p := range changed {
-		if broken, _ := findings.IsBroken(p); broken {
+	for _, e := range changed {
+		if broken, _ := findings.IsBroken(e.Page); broken {
 			c.Count.errors.Add(1)
 		}
 	}

@@ -595,10 +595,19 @@ func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	return tx.Commit()
 }
 
+// ChainEnd is where the redirect chain of Page ended, and ContentOf the row that requested that end,
+// whose page fields (title, description, headings, link counts...) Page shares as if it had followed the
+// chain itself; "" for none (a loop, too many hops).
+type ChainEnd struct {
+	Page      *PageRecord
+	ContentOf string
+}
+
 // UpdateChains rewrites where the redirect chains of pages ended (final URL, status, hops, content type,
-// error): for redirects the crawl stopped at a target it had already, once that target's row is known.
-func (s *Store) UpdateChains(ctx context.Context, ps []*PageRecord) error {
-	if len(ps) == 0 {
+// error, and the page fields): for redirects the crawl stopped at a target it had already, once that
+// target's row is known.
+func (s *Store) UpdateChains(ctx context.Context, ends []ChainEnd) error {
+	if len(ends) == 0 {
 		return nil
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -612,10 +621,25 @@ func (s *Store) UpdateChains(ctx context.Context, ps []*PageRecord) error {
 		return err
 	}
 	defer st.Close()
-	for _, p := range ps {
+	const fields = `title, title_count, meta_description, description_count, canonical, meta_robots, x_robots_tag, h1, h1_count,
+		word_count, links_internal, links_external, links_nofollow, wordpress, wordpress_hint, bytes, truncated`
+	content, err := tx.Prepare(`UPDATE pages SET (` + fields + `) = (SELECT ` + fields + ` FROM pages WHERE crawl_id = ? AND url = ?)
+		WHERE crawl_id = ? AND url = ? AND EXISTS (SELECT 1 FROM pages WHERE crawl_id = ? AND url = ?)`)
+	if err != nil {
+		return err
+	}
+	defer content.Close()
+	for _, e := range ends {
+		p := e.Page
 		b, _ := json.Marshal(p.Redirects)
 		if _, err := st.Exec(nullStr(p.FinalURL), nullInt(p.Status), string(b), len(p.Redirects), nullStr(p.ContentType), nullStr(p.Err), nullStr(p.ErrKind),
 			s.CrawlID, p.URL); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
+		}
+		if e.ContentOf == "" {
+			continue
+		}
+		if _, err := content.Exec(s.CrawlID, e.ContentOf, s.CrawlID, p.URL, s.CrawlID, e.ContentOf); err != nil {
 			return fmt.Errorf("write page %s: %w", p.URL, err)
 		}
 	}
