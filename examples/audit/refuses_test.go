@@ -71,6 +71,11 @@ func TestSiteRefusingTheCrawlerStopsTheAudit(t *testing.T) {
 			assert.Contains(t, raw, "site refuses this crawler (User-Agent "+ua+"): robots.txt 403, start page 403")
 			assert.NotContains(t, raw, "Broken page")
 			assert.Zero(t, tilesOf(t, parseHTMLFile(t, reportPath(t, r)))["errors"], "no error in the report's cards")
+
+			again := auditDB(t, r.dbPath, e, "-resume")
+			assert.Equal(t, crawl.ExitUsage, again.code, "a refused crawl is not resumed: %s", again)
+			assert.Contains(t, again.stderr, "stopped because the site refuses this crawler")
+			assert.Equal(t, []string{"/robots.txt", "/"}, s.Paths(), "and -resume asked nothing")
 		})
 	}
 }
