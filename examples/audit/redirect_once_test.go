@@ -3,9 +3,12 @@ package main
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/internal/testsite"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,4 +77,43 @@ func TestRedirectLoopAcrossRequests(t *testing.T) {
 	assert.Equal(t, 1, s.Count("/x"), "%v", s.Paths())
 	assert.Equal(t, 1, s.Count("/y"), "%v", s.Paths())
 	assert.Equal(t, 2, r.kinds(t)[findings.KindRedirectLoop], "%v", r.strs(t, `SELECT kind || ' ' || detail FROM findings`))
+}
+
+// A URL requested as a hop of a chain that then failed (here a loop: /r1 -> /x -> /r1) is not requested
+// again when a link names it later, and has its row: the rest of that chain, a loop from there too.
+func TestHopOfAFailedChainRequestedOnce(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home", "/r1", "/deep"))
+	s.HTML("/deep", page("Deep", "/x"))
+	s.Redirect("/r1", "/x", 302)
+	s.Redirect("/x", "/r1", 302)
+	r := audit(t, e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
+	require.Equal(t, crawl.ExitOK, r.code, r)
+	assert.Equal(t, 1, s.Count("/x"), "%v", s.Paths())
+	assert.Equal(t, 1, s.Count("/r1"), "%v", s.Paths())
+	assert.Equal(t, []string{"redirect_loop"}, r.strs(t, `SELECT error_kind FROM pages WHERE url = 'http://shop.test/x'`), "/x has its row")
+	assert.Equal(t, []string{"http://shop.test/deep"}, r.strs(t, `SELECT found_on FROM pages WHERE url = 'http://shop.test/x'`))
+}
+
+// A link naming a redirect's target while that redirect's request is still under way (the target is
+// slow) still finds the target crawled: its row is made when the chain ends, with the link's page as
+// found_on, and it is not requested twice.
+func TestLinkToATargetWhileItsRedirectIsInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n, e := memNet(t)
+		s := n.Add("shop.test")
+		s.Robots("")
+		s.HTML("/", page("Home", "/redir", "/b"))
+		// /redir answers at once and /a takes 800 ms; /b, 200 ms, is read while /a is under way.
+		s.Route("/b", testsite.Response{Body: page("B", "/a"), ContentType: "text/html; charset=utf-8", Delay: 200 * time.Millisecond})
+		s.Redirect("/redir", "/a", 301)
+		s.Route("/a", testsite.Response{Body: page("A"), ContentType: "text/html; charset=utf-8", Delay: 800 * time.Millisecond})
+		r := audit(t, e, "-gap", "0", "-concurrency", "2", "http://shop.test/")
+		require.Equal(t, crawl.ExitOK, r.code, r)
+		assert.Equal(t, 1, s.Count("/a"), "%v", s.Paths())
+		assert.Equal(t, []string{"200 http://shop.test/b A"}, r.strs(t, `SELECT status || ' ' || found_on || ' ' || title FROM pages WHERE url = 'http://shop.test/a'`),
+			"/a has its row, found on /b")
+	})
 }

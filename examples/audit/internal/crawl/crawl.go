@@ -154,6 +154,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	if c.Front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
+	c.Client.Claimer = claimRecorder{c, c.Client.Claimer} // the frontier decides; the crawl notes what it let through
 	// Redirects stay on the site: a hop to another host is not requested (links to other sites are
 	// recorded, never followed, and neither are redirects to them).
 	c.Client.CheckRedirect = func(next *url.URL, via []fetch.Hop) error {
@@ -730,8 +731,8 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		c.mu.Unlock()
 	}
 	c.recordOnce(p)
-	if err == nil && res != nil {
-		c.rememberReached(p, res)
+	if res != nil {
+		c.rememberReached(p, res, err)
 	}
 	c.Front.Done(it, err)
 	// At most writeBacklog × -concurrency finished pages wait to be written: a crash then costs a resumed

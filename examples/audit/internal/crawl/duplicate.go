@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,50 +26,110 @@ func duplicateRecord(p *store.PageRecord, hop store.HopRecord, target string) {
 }
 
 // reachedURL is a URL of the site a redirect chain requested after the chain's first (a target the
-// frontier let the client claim): the chain's row (its links left out) and where in it the URL was.
+// frontier let the client claim): the chain's row (its links left out) and where in it the URL was. While
+// the chain's Get is still running, chain is nil, and named holds the first link or sitemap entry that
+// named the URL meanwhile, so that its row is made when the chain ends.
 type reachedURL struct {
 	chain *store.PageRecord
 	hop   int // index into chain.Redirects; len(chain.Redirects) = the final URL
+	named *naming
+}
+
+// naming is where a link or a sitemap named a URL: what its row records as depth, found_on and source.
+type naming struct {
+	depth        int
+	from, source string
+}
+
+// claimRecorder is the pages client's Claimer: the frontier's (which decides), noting each target it
+// lets the client request, so that a link naming it before the chain ends is not lost (rowReached).
+type claimRecorder struct {
+	c    *Crawler
+	next fetch.Claimer
+}
+
+func (r claimRecorder) Claim(ctx context.Context, u *url.URL) (bool, error) {
+	ok, err := r.next.Claim(ctx, u)
+	if ok && err == nil && r.c.InScope(u) {
+		k := store.NormalizeOrSelf(u.String())
+		r.c.mu.Lock()
+		if _, known := r.c.reached[k]; !known && !r.c.recorded[k] {
+			r.c.reached[k] = reachedURL{}
+		}
+		r.c.mu.Unlock()
+	}
+	return ok, err
 }
 
 // rememberReached notes the URLs p's chain requested after its own. They will not be requested again
 // (the frontier knows them as seen): when a link or a sitemap names one later, it gets its row from
-// here (rowReached) rather than from a request.
-func (c *Crawler) rememberReached(p *store.PageRecord, res *fetch.Result) {
+// here (rowReached) rather than from a request; one already named while the chain ran gets it now.
+func (c *Crawler) rememberReached(p *store.PageRecord, res *fetch.Result, err error) {
 	last := len(p.Redirects)
-	if res.DuplicateTarget != "" {
-		last-- // the target was not requested: it has a row, or will have one, of its own
+	if res.DuplicateTarget != "" || err != nil {
+		// The target was not requested: it has a row, or will have one, of its own; or the chain failed
+		// at its end (a loop, an 11th hop, a refused target: not requested), and only its hops surely were.
+		last--
 	}
 	if last < 1 {
 		return
 	}
 	chain := *p
 	chain.Links = nil
+	var now []*store.PageRecord
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i := 1; i <= last; i++ {
 		raw := p.FinalURL
 		if i < len(p.Redirects) {
 			raw = p.Redirects[i].URL
 		}
-		if u, err := url.Parse(raw); err == nil && c.InScope(u) {
-			if k := store.NormalizeOrSelf(raw); !c.recorded[k] {
-				c.reached[k] = reachedURL{&chain, i}
-			}
+		u, perr := url.Parse(raw)
+		if perr != nil || !c.InScope(u) {
+			continue
 		}
+		k := store.NormalizeOrSelf(raw)
+		if c.recorded[k] {
+			continue
+		}
+		r := reachedURL{chain: &chain, hop: i}
+		if prev := c.reached[k]; prev.named != nil {
+			delete(c.reached, k)
+			now = append(now, r.row(k, *prev.named))
+			continue
+		}
+		c.reached[k] = r
+	}
+	c.mu.Unlock()
+	for _, row := range now {
+		c.recordOnce(row)
 	}
 }
 
 // rowReached records the row of a URL a link or a sitemap names that a redirect chain has requested
-// already: a hop's row is the rest of the chain from there, the final URL's the page itself.
+// already, or notes the naming while that chain is still running.
 func (c *Crawler) rowReached(u string, depth int, from, source string) {
 	c.mu.Lock()
 	r, ok := c.reached[u]
-	delete(c.reached, u)
-	c.mu.Unlock()
-	if !ok {
-		return
+	switch {
+	case !ok:
+	case r.chain == nil:
+		if r.named == nil {
+			r.named = &naming{depth, from, source}
+			c.reached[u] = r
+		}
+		ok = false
+	default:
+		delete(c.reached, u)
 	}
+	c.mu.Unlock()
+	if ok {
+		c.recordOnce(r.row(u, naming{depth, from, source}))
+	}
+}
+
+// row is the pages row of u, reached at r: a hop's row is the rest of the chain from there, the final
+// URL's the page itself.
+func (r reachedURL) row(u string, n naming) *store.PageRecord {
 	p := *r.chain
 	if r.hop < len(p.Redirects) {
 		p = store.PageRecord{URL: u, FinalURL: p.FinalURL, Status: p.Status, Redirects: p.Redirects[r.hop:], Attempts: len(p.Redirects) - r.hop + 1,
@@ -76,8 +137,8 @@ func (c *Crawler) rowReached(u string, depth int, from, source string) {
 	} else {
 		p.URL, p.Redirects, p.Attempts = u, nil, 1
 	}
-	p.Depth, p.FoundOn, p.Source = depth, from, source
-	c.recordOnce(&p)
+	p.Depth, p.FoundOn, p.Source = n.depth, n.from, n.source
+	return &p
 }
 
 // stoppedAtDuplicate says whether p is such a row, its chain not completed yet. Any other row that

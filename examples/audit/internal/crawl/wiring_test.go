@@ -28,7 +28,8 @@ func TestCrawlerWiringKeepsTheLibraryDefaults(t *testing.T) {
 
 	assert.Same(t, c.Client, c.frontierCfg.Client, "the frontier is built with Config.Client")
 	assert.Equal(t, c.Front, c.Client.Gate, "the frontier is the pages client's gate")
-	assert.Equal(t, c.Front, c.Client.Claimer, "and its Claimer")
+	require.IsType(t, claimRecorder{}, c.Client.Claimer)
+	assert.Equal(t, c.Front, c.Client.Claimer.(claimRecorder).next, "and its Claimer, through the crawl's note of what it let through")
 	assert.Nil(t, c.probe.Claimer, "llms.txt and the probes follow no redirect: nothing to claim")
 
 	assert.Equal(t, backoff.PerRun, c.Slow.Scope, "one 429 slows the whole run")
