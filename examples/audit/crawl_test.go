@@ -469,6 +469,7 @@ func TestDemo(t *testing.T) {
 	// Every deliberate problem, and nothing else: a false finding in the README's first command would
 	// teach users to distrust the rest.
 	assert.Equal(t, []string{
+		"bot_protection /contact/form",
 		"broken_link /products/paddle",
 		"broken_page /products/stove",
 		"canonical_elsewhere /products/?sort=price",
@@ -638,5 +639,5 @@ func TestDemoIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("NO_PROXY", "")
 	r := audit(t, crawl.Env{}, "-demo", "-gap", "0")
 	require.Equal(t, crawl.ExitOK, r.code, r)
-	assert.Equal(t, 12, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0`))
+	assert.Equal(t, 13, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0`))
 }

@@ -344,11 +344,8 @@ func TestResumeAfterKill(t *testing.T) {
 		counts[p]++
 	}
 	for p, n := range counts {
-		if p == "/p18" {
-			assert.Equal(t, 2, n, "/p18: as the target of /p17's redirect, and as a page")
-		} else {
-			assert.Equal(t, 1, n, "the reference requests %s once", p)
-		}
+		// /p18 too, the target of /p17's redirect and a page: a URL is requested once however it is reached.
+		assert.Equal(t, 1, n, "the reference requests %s once", p)
 	}
 
 	for _, sc := range []struct {
@@ -400,8 +397,12 @@ func TestResumeAfterKill(t *testing.T) {
 						twiceAllowed[r.Path] = true
 					}
 				}
-				if twiceAllowed["/p17"] {
-					twiceAllowed["/p18"] = true // its redirect target: fetching /p17 again asks /p18 again
+				for _, r := range reqs {
+					if r.Path == "/p17" {
+						// Its redirect target: fetching /p17 again asks /p18 again, and a target claimed
+						// before the kill is remembered in memory only, so the resumed crawl may ask it once more.
+						twiceAllowed["/p18"] = true
+					}
 				}
 				// Count pages, not requests: a retried page is one page, and /p17's
 				// redirect hop to /p18 belongs to the same fetch.

@@ -15,6 +15,7 @@ const (
 	ExitFailure   = 1 // anything else, including an interrupted (Ctrl-C) crawl
 	ExitUsage     = 2 // bad flags or arguments
 	ExitOffLimits = 3 // robots.txt of the start host unreachable or 5xx: the whole site is off limits
+	ExitRefused   = 4 // the site refuses this crawler: 401/403 to robots.txt and to the start page
 )
 
 // The crawler's identity.

@@ -52,15 +52,18 @@ type Crawler struct {
 	Slow   *backoff.Slowdown  // the 429 slowdown: once slowed, the whole run keeps the longer gap
 	Robots *robots.Cache      // robots.txt per host, kept in the database for a resume
 	Front  *frontier.Frontier // the queue, scope, limits and per-host gate
-	Client *fetch.Client      // the polite client for pages and sitemaps (the rendered pass shares its gate)
-	probe  *fetch.Client      // llms.txt and WordPress probes: redirects not followed
+	// frontierCfg is the configuration given to frontier.New, kept for the test of the wiring.
+	frontierCfg frontier.Config
+	Client      *fetch.Client // the polite client for pages and sitemaps (the rendered pass shares its gate)
+	probe       *fetch.Client // llms.txt and WordPress probes: redirects not followed
 
 	Prog      *progress // nil unless stderr is a terminal
 	mu        sync.Mutex
-	recorded  map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf   map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage  *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home      string               // scheme://host where the start page ended up; origin until then
+	recorded  map[string]bool       // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   map[string]bool       // final URLs whose links are recorded (a redirect's links are its target's)
+	reached   map[string]reachedURL // URLs a redirect chain requested that have no row yet (duplicate.go)
+	llmsPage  *store.RequestRecord  // /llms.txt when a link led the crawl to it
+	home      string                // scheme://host where the start page ended up; origin until then
 	wordpress atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
@@ -83,7 +86,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, hostStopped: map[string]bool{},
+	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
 		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
@@ -139,14 +142,18 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 		fc.Queue = store.NewSQLiteQueue(st, e.Now) // in the crawl's database, for -resume
 		c.writing = make(chan struct{}, WriteBacklog*cfg.Concurrency)
 	}
+	// The polite client for pages: our User-Agent, robots.txt checked for the URL and every redirect hop,
+	// 10 hops, the timeout, retries by the policy. Given to the frontier as Config.Client, which makes the
+	// frontier its gate and its Claimer: a redirect target the crawl already has (queued, fetched, or
+	// reached through another redirect) is not requested again (Result.DuplicateTarget).
+	c.base = base
+	c.Client = c.newClient(0)
+	fc.Client = c.Client
+	c.frontierCfg = fc
 	if c.Front, err = frontier.New(fc); err != nil {
 		return nil, err
 	}
-
-	// The polite client for pages: our User-Agent, robots.txt checked for the URL and every redirect hop,
-	// 10 hops, the timeout, retries by the policy, the frontier as gate.
-	c.base = base
-	c.Client = c.newClient(0)
+	c.Client.Claimer = claimRecorder{c, c.Client.Claimer} // the frontier decides; the crawl notes what it let through
 	// Redirects stay on the site: a hop to another host is not requested (links to other sites are
 	// recorded, never followed, and neither are redirects to them).
 	c.Client.CheckRedirect = func(next *url.URL, via []fetch.Hop) error {
@@ -167,22 +174,26 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	return c, nil
 }
 
-// newClient returns a fetch.Client sharing the run's gate, robots cache, policy and slowdown.
+// newClient returns a fetch.Client sharing the run's gate, robots cache, policy and slowdown. Before the
+// frontier exists (the pages client, which frontier.New wires) it has no gate yet.
 func (c *Crawler) newClient(maxBody int64) *fetch.Client {
-	return &fetch.Client{
+	fc := &fetch.Client{
 		UserAgent:    c.Cfg.UserAgent,
 		RobotsTokens: c.tokens,
 		Logger:       c.Cfg.Logger,
 		Timeout:      c.Cfg.Timeout,
 		MaxRedirects: 10,
 		MaxBodyBytes: maxBody,
-		Gate:         c.Front,
 		Robots:       c.Robots,
 		Policy:       c.Policy,
 		Slowdown:     c.Slow,
 		Transport:    c.base,
 		Now:          c.Env.Now,
 	}
+	if c.Front != nil {
+		fc.Gate = c.Front
+	}
+	return fc
 }
 
 // countingTransport counts every request that reaches the network.
@@ -335,6 +346,10 @@ func (c *Crawler) stopped(ctx context.Context, err error) CrawlResult {
 	if errors.As(context.Cause(ctx), &mid) {
 		return CrawlResult{Outcome: "off_limits", Err: mid}
 	}
+	var ref *refusesCrawler
+	if errors.As(context.Cause(ctx), &ref) {
+		return CrawlResult{Outcome: "refused", Err: ref}
+	}
 	if ctx.Err() != nil {
 		return CrawlResult{Outcome: "interrupted", Err: fmt.Errorf("interrupted: %w", ctx.Err())}
 	}
@@ -486,6 +501,9 @@ func (c *Crawler) add(ctx context.Context, raw string, depth int, from, source s
 		c.recordOnce(&store.PageRecord{URL: r.URL, Depth: depth, FoundOn: from, Source: source, Blocked: true,
 			RobotsRule: r.Verdict.Decision.String()})
 	}
+	if r.Outcome == frontier.Duplicate {
+		c.rowReached(r.URL, depth, from, source) // a redirect chain requested it already
+	}
 	return r
 }
 
@@ -503,7 +521,7 @@ func (c *Crawler) recordOnce(p *store.PageRecord) {
 		c.Count.blocked.Add(1)
 	} else {
 		c.Count.fetched.Add(1)
-		if p.Status == 0 || p.Status >= 400 {
+		if broken, _ := findings.IsBroken(p); broken {
 			c.Count.errors.Add(1)
 		}
 	}
@@ -658,6 +676,7 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		return
 	}
 	// A page answered in full before Ctrl-C is recorded like any other: everything crawled is kept.
+	var refused *refusesCrawler
 	p := &store.PageRecord{URL: it.URL, Depth: it.Depth, FoundOn: it.From, Source: sourceOf(it), FetchedAt: c.Env.Now()}
 	if res != nil {
 		p.FinalURL, p.Status, p.ContentType = res.FinalURL, res.Status, res.ContentType
@@ -668,6 +687,20 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		}
 		if res.Header != nil {
 			p.XRobots = strings.Join(res.Header.Values("X-Robots-Tag"), ", ")
+		}
+		if res.Challenge != nil {
+			// Bot protection answered instead of the site: not a broken page, and nothing to read.
+			p.Err, p.ErrKind = "bot protection: "+res.Challenge.String(), findings.ErrKindBotProtection
+		}
+		if it.Depth == 0 && err == nil && res.RefusesCrawler() {
+			// 401/403 to robots.txt and to the start page: a user-agent rule (nginx, Apache, a CDN), the
+			// site refusing this crawler. Not a broken page; the crawl stops here (below).
+			refused = &refusesCrawler{userAgent: c.Cfg.UserAgent, robots: res.RobotsStatus, page: res.Status}
+			p.Err, p.ErrKind = refused.Error(), findings.ErrKindRefused
+		}
+		if err == nil && res.DuplicateTarget != "" {
+			// The redirect leads to a URL the crawl has already: not requested again (duplicate.go).
+			duplicateRecord(p, store.HopRecord{URL: res.FinalURL, Status: res.Status, Location: res.Header.Get("Location")}, res.DuplicateTarget)
 		}
 	}
 	if err != nil {
@@ -680,7 +713,7 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 			}
 		}
 	}
-	if err == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
+	if err == nil && res.Challenge == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
 		c.parse(ctx, p, res)
 	}
 	if it.Depth == 0 && err == nil && res.FinalURL != "" {
@@ -697,6 +730,9 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 		c.mu.Unlock()
 	}
 	c.recordOnce(p)
+	if res != nil {
+		c.rememberReached(p, res, err)
+	}
 	c.Front.Done(it, err)
 	// At most writeBacklog × -concurrency finished pages wait to be written: a crash then costs a resumed
 	// crawl only those and the pages in flight, fetched again.
@@ -708,6 +744,20 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 	if errors.Is(err, fetch.ErrSiteOffLimits) && errors.As(err, &fe) {
 		c.siteOffLimits(fe.URL, fe.Verdict)
 	}
+	if refused != nil {
+		c.stopSite(refused) // nothing more: no page, no llms.txt, no probe
+	}
+}
+
+// refusesCrawler is why a crawl stopped at the start page: the site answered 401/403 to robots.txt and
+// to the start page, refusing this crawler by its user agent.
+type refusesCrawler struct {
+	userAgent    string
+	robots, page int
+}
+
+func (e *refusesCrawler) Error() string {
+	return fmt.Sprintf("site refuses this crawler (User-Agent %s): robots.txt %d, start page %d", e.userAgent, e.robots, e.page)
 }
 
 // llmsRecordOf is the llms.txt answer of a page row that is an origin's /llms.txt (a link led there).

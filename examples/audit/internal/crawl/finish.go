@@ -97,6 +97,9 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	case res.Outcome == "off_limits":
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(res.Err.Error()))
 		return ExitOffLimits
+	case res.Outcome == "refused":
+		fmt.Fprintf(stderr, "audit: %s; nothing else was requested (crawl %d in %s)\n", cmdline.Safe(res.Err.Error()), e.st.CrawlID, e.cfg.DB)
+		return ExitRefused
 	case res.Outcome == "interrupted":
 		fmt.Fprintf(stderr, "audit: interrupted; everything crawled so far is in %s (crawl %d). To continue it: audit -resume -db %s -crawl %d\n",
 			e.cfg.DB, e.st.CrawlID, shellWord(e.cfg.DB), e.st.CrawlID)
@@ -143,6 +146,16 @@ func (e *Ending) findings(ctx context.Context) ([]store.FindingRecord, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Redirects to a URL the crawl had already end where that URL's own request ended.
+	changed := completeChains(pages)
+	if err := st.UpdateChains(ctx, changed); err != nil {
+		return nil, err
+	}
+	for _, ch := range changed {
+		if broken, _ := findings.IsBroken(ch.Page); broken {
+			e.totals.errors++
+		}
+	}
 	links, err := st.LoadLinks(ctx)
 	if err != nil {
 		return nil, err
@@ -180,8 +193,11 @@ func (e *Ending) printSummary(w io.Writer, fs []store.FindingRecord) {
 		counts[f.Kind]++
 	}
 	state := res.Outcome
-	if state == "off_limits" {
+	switch state {
+	case "off_limits":
 		state = "stopped (robots.txt unreachable)"
+	case "refused":
+		state = "stopped (the site refuses this crawler)"
 	}
 	pages, reqs, errs := e.totals.pages, e.totals.requests, e.totals.errors
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",

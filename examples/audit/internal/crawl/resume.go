@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/backoff"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
@@ -113,7 +114,7 @@ func resumedFrom(pages []*store.PageRecord, linkOwners []string, reqs []store.Re
 			r.blocked++
 		} else {
 			r.fetched++
-			if p.Status == 0 || p.Status >= 400 {
+			if broken, _ := findings.IsBroken(p); broken {
 				r.errors++
 			}
 		}
@@ -185,7 +186,7 @@ func shellWord(s string) string {
 // unreachable robots.txt, which is not resumed): the sitemap answers, which can be large, and the queue.
 // An interrupted or failed crawl keeps them. The robots.txt copies stay: they record what was obeyed.
 func dropResumeState(st *store.Store, outcome string) error {
-	if st.CrawlID == 0 || (outcome != "finished" && outcome != "off_limits") {
+	if st.CrawlID == 0 || (outcome != "finished" && outcome != "off_limits" && outcome != "refused") {
 		return nil
 	}
 	return st.DropResumeState()

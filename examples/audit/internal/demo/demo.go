@@ -17,7 +17,8 @@ import (
 const demoHost = "cove-shop.test"
 
 // DemoSite is the built-in shop with deliberate problems: a broken link, a redirect chain, a missing title,
-// duplicate descriptions, a robots-disallowed area, a sitemap index and an external link. It records what
+// duplicate descriptions, a robots-disallowed area, a sitemap index, an external link and a page behind
+// bot protection. It records what
 // it was asked for so the demo can show the crawler's manners from the server's side.
 type DemoSite struct {
 	srv *http.Server
@@ -150,6 +151,14 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/summer-sale", http.StatusMovedPermanently)
 	case "/summer-sale":
 		http.Redirect(w, r, "/offers/", http.StatusFound)
+	case "/contact/form":
+		// Behind bot protection: Cloudflare's managed challenge, as a crawler gets it. Not a broken page.
+		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
+		w.Header().Set("cf-mitigated", "challenge")
+		w.Header().Set("Server", "cloudflare")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, "<!DOCTYPE html><html lang=\"en-US\"><head><title>Just a moment...</title></head><body>"+
+			"<noscript>Enable JavaScript and cookies to continue</noscript></body></html>")
 	default:
 		if serveDemoAsset(w, p) {
 			return // scripts and styles of the pages (demo_render.go)
@@ -201,7 +210,7 @@ var demoPages = map[string]demoPage{
 		h1: []string{"About Cove Outfitters"}, body: "A small shop by the harbour since 1998."},
 	"/contact": {title: "Contact | Cove Outfitters", description: "Write to us or visit the shop.",
 		h1: []string{"Contact", "Opening hours"}, body: "Open every day but Monday.",
-		links: [][2]string{{"/account/login", "Your account"}}},
+		links: [][2]string{{"/account/login", "Your account"}, {"/contact/form", "Write to us"}}},
 }
 
 func (p demoPage) render() string {

@@ -46,8 +46,19 @@ const (
 	KindLLMSTxt            = "llms_txt"                // present or not
 	KindWordPress          = "wordpress"               // detected, with the reason
 	KindWordPressProbe     = "wordpress_probe"
-	KindSlowedDown         = "slowed_down" // a 429 slowed the rest of the run
+	KindSlowedDown         = "slowed_down"     // a 429 slowed the rest of the run
+	KindBotProtection      = "bot_protection"  // bot protection (Cloudflare, Akamai, DataDome...) answered with a challenge or block, not the page
+	KindRefusesCrawler     = "refuses_crawler" // 401/403 to robots.txt and the start page: the site refuses this crawler, the crawl stopped
 )
+
+// ErrKindRefused is pages.error_kind of the start page of a site that refuses the crawler (401/403 to
+// robots.txt and to the page, a user-agent rule); its error is the message naming the user agent and the
+// statuses. Not a broken page: the site said no.
+const ErrKindRefused = "refused"
+
+// ErrKindBotProtection is pages.error_kind of a URL bot protection answered for (the status is kept):
+// the site did not show the page, so it is not a broken page.
+const ErrKindBotProtection = "bot_protection"
 
 const (
 	titleMax     = 60 // characters; longer titles are cut in search results
@@ -156,6 +167,12 @@ func Analyze(in AnalysisInput) []store.FindingRecord {
 			case len(p.Redirects) > 1:
 				add(p.URL, KindRedirectChain, "%d hops: %s", len(p.Redirects), Chain(p))
 			}
+		}
+		if p.ErrKind == ErrKindRefused {
+			add(p.URL, KindRefusesCrawler, "%s", p.Err)
+		}
+		if p.ErrKind == ErrKindBotProtection {
+			add(p.URL, KindBotProtection, "%s; HTTP %d; %s", p.Err, p.Status, linkedFrom(p.URL))
 		}
 		if broken, why := IsBroken(p); broken {
 			kind := KindBrokenLink
@@ -365,8 +382,8 @@ func blockedReason(p *store.PageRecord) string {
 // IsBroken says whether an internal URL failed: 4xx/5xx, no response, or a redirect chain that led nowhere.
 func IsBroken(p *store.PageRecord) (bool, string) {
 	switch {
-	case p.Blocked:
-		return false, ""
+	case p.Blocked, p.ErrKind == ErrKindBotProtection, p.ErrKind == ErrKindRefused:
+		return false, "" // bot protection and a refusal are reported as such: the page itself was not seen
 	case p.Status == http.StatusTooManyRequests:
 		return true, "HTTP 429 Too Many Requests, still after 2 retries (rate limited: the page itself may be fine)"
 	case p.Status >= 400:

@@ -64,6 +64,8 @@ var kindTable = []KindInfo{
 	{KindRenderBlocked, sevWarning, "Page resource blocked by robots.txt", "robots.txt forbids a script, stylesheet or request the page needs, so search engines cannot render it as visitors see it: allow it."},
 	{KindRenderFailed, sevWarning, "Page resource failed", "A script, stylesheet, image or request of the page answered an error or did not answer: fix or remove it."},
 	{KindRenderJSError, sevWarning, "JavaScript error", "The page's script threw an error while loading, so part of the page may not appear: fix the script."},
+	{KindRefusesCrawler, sevWarning, "Site refuses the crawler", "The site answers 401/403 to this user agent for robots.txt and the start page, a block by user agent, so nothing was audited: if the audit is wanted, lift the rule for the crawler or run it with a user agent the site allows."},
+	{KindBotProtection, sevWarning, "Blocked by bot protection", "Bot protection (Cloudflare, Akamai, DataDome...) answered the crawler with a challenge or block instead of the page, so it was not audited: allow the crawler's user agent in the protection's rules, or audit from an allowed address."},
 	{KindSlowedDown, sevWarning, "Crawl slowed down", "The server answered 429 Too Many Requests, so the rest of the crawl ran one request at a time: check rate limits if the audit was wanted."},
 	{KindRedirect, sevNotice, "Redirect", "One hop is fine for moved pages, but internal links should point straight at the final URL."},
 	{KindRedirectOffsite, sevNotice, "Redirect to another site", "The redirect leaves the site, so the audit does not follow it: check that it is intended."},
@@ -108,7 +110,7 @@ func KindRank(kind string) int {
 
 // kindOrder is the order of the summary table: problems first, information last.
 var kindOrder = []string{
-	KindBrokenLink, KindBrokenPage, KindRedirectLoop, KindTooManyRedirects, KindBadRedirect, KindRedirectChain, KindRedirect,
+	KindRefusesCrawler, KindBrokenLink, KindBrokenPage, KindBotProtection, KindRedirectLoop, KindTooManyRedirects, KindBadRedirect, KindRedirectChain, KindRedirect,
 	KindRedirectBlocked, KindRedirectOffsite, KindLinkToBlocked, KindTitleMissing, KindTitleEmpty, KindTitleDuplicate,
 	KindTitleTooLong, KindTitleMultiple, KindDescMissing, KindDescDuplicate, KindDescMultiple, KindH1Missing, KindH1Multiple,
 	KindNoindex, KindCanonicalElsewhere, KindRenderRobotsMeta, KindRenderCanonical, KindRenderTitle, KindRenderH1, KindRenderLinksOnly,

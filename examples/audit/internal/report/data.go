@@ -95,8 +95,10 @@ func ownStatus(p *store.PageRecord) int {
 // Status classes of the "pages by status class" chart, in its order. A URL that redirected is 3xx (what
 // it answered itself), whatever its chain ended in; a URL robots.txt disallows was never requested.
 const (
-	classBlocked    = "blocked by robots.txt"
-	classNoResponse = "no response"
+	classBlocked       = "blocked by robots.txt"
+	classNoResponse    = "no response"
+	classBotProtection = "bot protection"      // a challenge or block instead of the page: not an error of the site; shown when there is one
+	classRefused       = "refuses the crawler" // 401/403 to robots.txt and the start page; shown when there is one
 )
 
 var statusClasses = []string{"2xx", "3xx", "4xx", "5xx", classNoResponse, classBlocked}
@@ -104,6 +106,12 @@ var statusClasses = []string{"2xx", "3xx", "4xx", "5xx", classNoResponse, classB
 func statusClass(p *store.PageRecord) string {
 	if p.Blocked {
 		return classBlocked
+	}
+	if p.ErrKind == findings.ErrKindBotProtection && len(p.Redirects) == 0 {
+		return classBotProtection
+	}
+	if p.ErrKind == findings.ErrKindRefused && len(p.Redirects) == 0 {
+		return classRefused
 	}
 	s := ownStatus(p)
 	switch {

@@ -134,7 +134,7 @@ p.note, p.empty { color:var(--muted); margin:6px 2px; }
 	letter-spacing:.03em; padding:1px 6px; border-radius:10px; color:#fff; }
 .badge.error { background:var(--error); } .badge.warning { background:var(--warning); } .badge.notice { background:var(--notice); }
 .badge.finished { background:#2e7d32; } .badge.interrupted, .badge.running { background:var(--warning); }
-.badge.off_limits, .badge.failed { background:var(--error); }
+.badge.off_limits, .badge.refused, .badge.failed { background:var(--error); }
 details.kind { background:var(--card); border:1px solid var(--line); border-left:4px solid var(--notice); border-radius:8px;
 	margin:10px 0; padding:8px 12px; }
 details.kind.error { border-left-color:var(--error); } details.kind.warning { border-left-color:var(--warning); }
@@ -407,7 +407,7 @@ func (c chart) svg() template.HTML {
 }
 
 var statusColors = map[string]string{"2xx": colGreen, "3xx": colBlue, "4xx": colAmber, "5xx": colRed,
-	classNoResponse: colGrey, classBlocked: colPurple}
+	classNoResponse: colGrey, classBotProtection: colTeal, classBlocked: colPurple}
 var indexColors = map[string]string{idxIndexable: colGreen, idxNoindex: colAmber, idxCanonical: colBlue, idxNon200: colRed,
 	idxBlocked: colPurple}
 var sitemapColors = map[string]string{smCrawled: colGreen, smBlocked: colPurple, smBroken: colRed, smNotCrawled: colGrey}

@@ -20,6 +20,8 @@ func Resumable(ctx context.Context, db *sql.DB, row *CrawlRow) error {
 		return Usagef("crawl %d of %s finished: there is nothing to resume (a new crawl of the site: audit -db FILE URL)", row.ID, row.StartURL)
 	case "off_limits":
 		return Usagef("crawl %d of %s stopped because the site's robots.txt could not be read: it is not resumed; start a new crawl when the site answers", row.ID, row.StartURL)
+	case "refused":
+		return Usagef("crawl %d of %s stopped because the site refuses this crawler (401/403 to robots.txt and the start page): it is not resumed", row.ID, row.StartURL)
 	case "running":
 		if pid, host, ok := lastRun(ctx, db, row.ID); ok && runningHere(pid, host) {
 			return Usagef("crawl %d seems to be running still, in process %d on this machine: stop it first (Ctrl-C), then resume", row.ID, pid)

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS crawls (
 	started_at    TEXT NOT NULL,
 	finished_at   TEXT,
 	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
-	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | failed
+	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | refused | failed
 	message       TEXT,                   -- why it stopped, when it did not finish
 	pages         INTEGER,                -- page rows written (fetched + blocked)
 	requests      INTEGER,                -- HTTP requests sent, all kinds
@@ -616,6 +616,57 @@ func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	for _, f := range fs {
 		if _, err := st.Exec(s.CrawlID, f.URL, f.Kind, f.Detail); err != nil {
 			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// ChainEnd is where the redirect chain of Page ended, and ContentOf the row that requested that end,
+// whose page fields (title, description, headings, link counts...) Page shares as if it had followed the
+// chain itself; "" for none (a loop, too many hops).
+type ChainEnd struct {
+	Page      *PageRecord
+	ContentOf string
+}
+
+// UpdateChains rewrites where the redirect chains of pages ended (final URL, status, hops, content type,
+// error, and the page fields): for redirects the crawl stopped at a target it had already, once that
+// target's row is known.
+func (s *Store) UpdateChains(ctx context.Context, ends []ChainEnd) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.Prepare(`UPDATE pages SET final_url = ?, status = ?, redirects = ?, redirect_count = ?, content_type = ?, error = ?, error_kind = ?
+		WHERE crawl_id = ? AND url = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	const fields = `title, title_count, meta_description, description_count, canonical, meta_robots, x_robots_tag, h1, h1_count,
+		word_count, links_internal, links_external, links_nofollow, wordpress, wordpress_hint, bytes, truncated`
+	content, err := tx.Prepare(`UPDATE pages SET (` + fields + `) = (SELECT ` + fields + ` FROM pages WHERE crawl_id = ? AND url = ?)
+		WHERE crawl_id = ? AND url = ? AND EXISTS (SELECT 1 FROM pages WHERE crawl_id = ? AND url = ?)`)
+	if err != nil {
+		return err
+	}
+	defer content.Close()
+	for _, e := range ends {
+		p := e.Page
+		b, _ := json.Marshal(p.Redirects)
+		if _, err := st.Exec(nullStr(p.FinalURL), nullInt(p.Status), string(b), len(p.Redirects), nullStr(p.ContentType), nullStr(p.Err), nullStr(p.ErrKind),
+			s.CrawlID, p.URL); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
+		}
+		if e.ContentOf == "" {
+			continue
+		}
+		if _, err := content.Exec(s.CrawlID, e.ContentOf, s.CrawlID, p.URL, s.CrawlID, e.ContentOf); err != nil {
+			return fmt.Errorf("write page %s: %w", p.URL, err)
 		}
 	}
 	return tx.Commit()
