@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
@@ -32,8 +31,8 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentV
 		return sn
 	}
 	if err != nil {
-		if errors.Is(err, guard.ErrForbidden) {
-			sn.Error = fmt.Sprintf("%s: %v", pageURL, guard.Cause(err))
+		if r, refused := Refused(err); refused {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, r)
 		} else {
 			sn.Error = err.Error()
 		}
