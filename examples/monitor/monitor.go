@@ -16,7 +16,6 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
-	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
@@ -136,7 +135,7 @@ func newMonitor(st *store.Store, o options, e env) (*monitor, error) {
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
 		header:      http.Header{"X-AGENT": {"2-UA"}},
-		base:        condget.Transport{Base: base},
+		base:        base,
 		guard:       g,
 		clientGuard: clientGuard,
 		hostGate:    hostGate,
@@ -181,6 +180,8 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		Logger:  m.logger,
 	}
 	if m.st != nil {
+		// Conditional GET: the snapshots are the validator store.
+		client.Validators = m.st.Validators()
 		rc.Store = m.st.Robots()
 		// A store failure only costs a refetch, but the one-hour promise
 		// depends on the store: say so.

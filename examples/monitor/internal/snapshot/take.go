@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/condget"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -77,16 +76,17 @@ func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client
 		return t, false
 	}
 
-	var cond *condget.Validators
-	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
-		cond = &condget.Validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
+	fctx := ctx
+	if prev != nil {
+		// The client's Validators (the store) sends prev's validators to
+		// the URL that gave them: a 304 confirms prev.
+		fctx = ForPage(ctx, pageURL)
 	}
-	fctx, info := condget.With(ctx, cond)
 	res, err := client.Get(fctx, pageURL)
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
-	t.Snapshot = *FromFetch(pageURL, start, res, err, info.Sent(), prev)
+	t.Snapshot = *FromFetch(pageURL, start, res, err, prev)
 	t.Refused = errors.Is(err, fetch.ErrForbiddenAddress)
 	return t, false
 }
@@ -99,6 +99,21 @@ func robotsCause(v robots.Verdict) string {
 		return v.Err.Error()
 	}
 	return "no answer"
+}
+
+type pageKey struct{}
+
+// ForPage returns ctx marked as a check of the tracked page pageURL: the
+// store's fetch.ValidatorStore then answers with the validators of that
+// page's last good snapshot.
+func ForPage(ctx context.Context, pageURL string) context.Context {
+	return context.WithValue(ctx, pageKey{}, pageURL)
+}
+
+// PageOf returns the page ForPage marked ctx with, or "".
+func PageOf(ctx context.Context) string {
+	p, _ := ctx.Value(pageKey{}).(string)
+	return p
 }
 
 // When prints a time for people: UTC, to the second.
