@@ -48,6 +48,13 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, prev 
 	for _, h := range res.Redirects {
 		sn.Redirects = append(sn.Redirects, Hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
+	if res.Challenge != nil {
+		// Bot protection answered, not the page: nothing of the page is
+		// known, so nothing is recorded to compare (fetch never retried it).
+		sn.BotProtection = res.Challenge.Vendor + ", " + res.Challenge.Signal
+		sn.Error = ""
+		return sn
+	}
 	if err == nil && res.Unchanged && prev != nil {
 		// Unchanged: the page is what prev saw; only the check is new.
 		carried := *prev
