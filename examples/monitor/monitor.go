@@ -37,7 +37,10 @@ type monitor struct {
 	token  string
 	tokens []string
 	header http.Header
-	base   http.RoundTripper
+	// base is the clients' Transport: nil under the guard (fetch builds
+	// Guard.NewTransport), the plain base with -allow-private, or a
+	// test's network.
+	base http.RoundTripper
 	// guard is the address guard of this process; nil only under
 	// -allow-private. clientGuard is the one the clients dial through:
 	// guard, unless a test replaced the network (env.transport), where
@@ -105,12 +108,11 @@ func newMonitor(st *store.Store, o options, e env) (*monitor, error) {
 	if e.transport != nil {
 		clientGuard = nil
 	}
+	// Under the guard the clients' Transport stays nil: fetch then dials
+	// through Guard.NewTransport (the -resolve map is Guard.Resolve), so a
+	// refused address is never connected.
 	base := e.transport
-	switch {
-	case base != nil:
-	case g != nil:
-		base = g.NewTransport()
-	default:
+	if base == nil && g == nil {
 		base = fetch.NewBaseTransport(o.resolve)
 	}
 	hcfg := frontier.DefaultConfig()
