@@ -114,7 +114,9 @@
 // address and its range. HTTP_PROXY is ignored under the guard (a proxy
 // connects where our dialer cannot see); Guard.Proxy opts in. Allow and
 // AllowAddrPorts are the explicit allow-list, for tests against loopback
-// servers.
+// servers. Guard.CheckURLResolved also looks a name up, to refuse early
+// and clearly (a form that takes a URL); Guard.AlsoControl adds a dial
+// check of the program's own after the guard's.
 //
 // # Conditional requests
 //

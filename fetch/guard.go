@@ -99,6 +99,12 @@ type Guard struct {
 	// of the program's choice); nil means net.DefaultResolver. Whatever it
 	// answers, the address connected is what Control checks.
 	Resolver *net.Resolver
+	// AlsoControl, when set, runs in the dialer's Control after the
+	// guard's own check has passed, on the address about to be connected:
+	// a program's extra rule (only port 443, say) or a test's recorder of
+	// every connection attempt. It can refuse more, never less: addresses
+	// the guard refuses never reach it.
+	AlsoControl func(network, address string, c syscall.RawConn) error
 }
 
 // allowed reports whether ap is on the allow-lists.
@@ -132,16 +138,23 @@ func (g *Guard) CheckAddr(host string, ap netip.AddrPort) error {
 
 // Control is a net.Dialer Control function: it checks the address being
 // connected, after resolution and before connect(2).
-func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
-	return g.control("", address)
+// AlsoControl, when set, runs after the guard's check passes.
+func (g *Guard) Control(network, address string, c syscall.RawConn) error {
+	return g.control("", network, address, c)
 }
 
-func (g *Guard) control(host, address string) error {
+func (g *Guard) control(host, network, address string, c syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &AddressError{Host: host, Reason: fmt.Sprintf("not a dialable address (%q)", address)}
 	}
-	return g.CheckAddr(host, ap)
+	if err := g.CheckAddr(host, ap); err != nil {
+		return err
+	}
+	if g.AlsoControl != nil {
+		return g.AlsoControl(network, address, c)
+	}
+	return nil
 }
 
 // CheckURL refuses, before any DNS lookup or connection, a URL whose host
@@ -159,6 +172,59 @@ func (g *Guard) CheckURL(rawURL string) error {
 	}
 	if e := g.checkURL(u, rawURL); e != nil {
 		return e
+	}
+	return nil
+}
+
+// CheckURLResolved is CheckURL followed, for a host that needs DNS, by a
+// lookup with Resolver: a URL whose name resolves to an internal address
+// is refused now, with an *AddressError naming the URL, the name and the
+// address. It is for refusing early and clearly (a form that takes a URL
+// to track, a card that says why); the dial-time check still decides
+// every connection, since DNS may answer differently then. A lookup that
+// fails refuses nothing: the fetch reports it. A nil Guard refuses
+// nothing.
+func (g *Guard) CheckURLResolved(ctx context.Context, rawURL string) error {
+	if g == nil {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil // not a URL: the fetch reports it (ErrBadURL)
+	}
+	if e := g.checkURL(u, rawURL); e != nil {
+		return e
+	}
+	host, port := canonicalHost(u.Hostname()), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	if _, ok := parseHostIP(host); ok || host == "" {
+		return nil // an address: CheckURL judged it
+	}
+	if len(g.Resolve) > 0 && g.Resolve.Addr(net.JoinHostPort(host, port)) != net.JoinHostPort(host, port) {
+		return nil // mapped: CheckURL judged the address it is mapped to
+	}
+	r := g.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := r.LookupNetIP(lctx, "ip", host)
+	if err != nil {
+		return nil
+	}
+	pn, _ := strconv.ParseUint(port, 10, 16)
+	for _, a := range addrs {
+		if err := g.CheckAddr(u.Hostname(), netip.AddrPortFrom(a, uint16(pn))); err != nil {
+			e := err.(*AddressError)
+			e.URL = rawURL
+			return e
+		}
 	}
 	return nil
 }
@@ -372,8 +438,8 @@ func (g *Guard) NewTransport() *http.Transport {
 			Timeout:   30 * time.Second,
 			KeepAlive: 30 * time.Second,
 			Resolver:  g.Resolver,
-			Control: func(_, address string, _ syscall.RawConn) error {
-				return g.control(host, address)
+			Control: func(network, address string, c syscall.RawConn) error {
+				return g.control(host, network, address, c)
 			},
 		}
 		return d.DialContext(ctx, network, mapAddr(resolve, addr))

@@ -2,9 +2,12 @@ package fetch_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"net/http"
 	"net/netip"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +91,74 @@ func TestGuardDNSResolvesToLoopback(t *testing.T) {
 	_, err = (&fetch.Client{Guard: g2}).Get(context.Background(), raw)
 	require.NoError(t, err)
 	assert.NotZero(t, hits.Load())
+}
+
+// TestGuardCheckURLResolved: a name that DNS resolves to an internal
+// address passes CheckURL (nothing in the name is internal) and is refused
+// by CheckURLResolved, naming the URL, the name and the address, without
+// a connection; a name resolving to a public address passes, and so does
+// one that does not resolve (the fetch reports that).
+func TestGuardCheckURLResolved(t *testing.T) {
+	resolver, queries := dnsServer(t, netip.MustParseAddr("10.0.0.1"))
+	g := &fetch.Guard{Resolver: resolver}
+	raw := "http://intranet.example/admin"
+	require.NoError(t, g.CheckURL(raw))
+	err := g.CheckURLResolved(context.Background(), raw)
+	ae := requireRefused(t, err, raw)
+	assert.Equal(t, "intranet.example", ae.Host)
+	assert.Equal(t, netip.MustParseAddr("10.0.0.1"), ae.Addr)
+	assert.NotZero(t, queries.Load())
+
+	// Refused by name or literal before any lookup, as CheckURL does.
+	before := queries.Load()
+	requireRefused(t, g.CheckURLResolved(context.Background(), "http://127.1/"), "http://127.1/")
+	requireRefused(t, g.CheckURLResolved(context.Background(), "http://localhost./"), "http://localhost./")
+	assert.Equal(t, before, queries.Load(), "no DNS for what the name alone decides")
+
+	public, _ := dnsServer(t, netip.MustParseAddr("93.184.216.34"))
+	assert.NoError(t, (&fetch.Guard{Resolver: public}).CheckURLResolved(context.Background(), raw))
+	none := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.DNSError{Err: "no DNS here", IsNotFound: true}
+	}}
+	assert.NoError(t, (&fetch.Guard{Resolver: none}).CheckURLResolved(context.Background(), raw))
+	var nilGuard *fetch.Guard
+	assert.NoError(t, nilGuard.CheckURLResolved(context.Background(), "http://127.0.0.1/"))
+}
+
+// TestGuardAlsoControl: AlsoControl sees every address the guard lets
+// through and may refuse it too; an address the guard refuses never
+// reaches it.
+func TestGuardAlsoControl(t *testing.T) {
+	srv, hits, conns := countingServerConns(t)
+	port := serverPort(t, srv)
+	var seen []string
+	refuse := false
+	g := &fetch.Guard{
+		AllowAddrPorts: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())},
+		Resolve:        fetch.Resolve{"ok.example": "127.0.0.1", "meta.example": "169.254.169.254"},
+		AlsoControl: func(_, address string, _ syscall.RawConn) error {
+			seen = append(seen, address)
+			if refuse {
+				return errors.New("test: refused by AlsoControl")
+			}
+			return nil
+		},
+	}
+	hc := &http.Client{Transport: g.NewTransport()}
+	resp, err := hc.Get("http://ok.example:" + port + "/")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, []string{srv.Listener.Addr().String()}, seen)
+	assert.Equal(t, int64(1), hits.Load())
+
+	_, err = hc.Get("http://meta.example/latest/meta-data/")
+	requireRefused(t, err, "")
+	assert.Len(t, seen, 1, "a refused address reached AlsoControl")
+
+	refuse = true
+	hc.CloseIdleConnections()
+	_, err = hc.Get("http://ok.example:" + port + "/")
+	require.ErrorContains(t, err, "refused by AlsoControl")
+	assert.Equal(t, int64(1), hits.Load())
+	assert.Equal(t, int64(1), conns.Load(), "AlsoControl refused before connect")
 }

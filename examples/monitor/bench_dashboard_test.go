@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
@@ -66,7 +65,7 @@ func bigDashboardDB(tb testing.TB, pages, perPage int) string {
 // the first page, a filtered page, and a page deep in the list.
 func BenchmarkDashboardFirstByte(b *testing.B) {
 	db := bigDashboardDB(b, 10000, 10)
-	h := &harness{db: db, e: env{anyGap: true, guardHooks: guard.TestHooks{Lookup: noDNS}}, clk: newFakeClock()}
+	h := &harness{db: db, e: env{anyGap: true, guardHooks: guardHooks{Resolver: noDNS}}, clk: newFakeClock()}
 	h.e.now = h.clk.Now
 	st, err := store.Open(context.Background(), db, store.CreateIfMissing)
 	require.NoError(b, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -56,7 +55,7 @@ func benchNetwork(tb testing.TB) (*testsite.Network, []*testsite.Site, []string)
 func trackedDB(tb testing.TB, urls []string) string {
 	db := filepath.Join(tb.TempDir(), "template.db")
 	var out, errOut strings.Builder
-	code := runEnv(context.Background(), append([]string{"track", "-db", db}, urls...), &out, &errOut, env{guardHooks: guard.TestHooks{Lookup: noDNS}})
+	code := runEnv(context.Background(), append([]string{"track", "-db", db}, urls...), &out, &errOut, env{guardHooks: guardHooks{Resolver: noDNS}})
 	require.Equal(tb, exitOK, code, errOut.String())
 	return db
 }
@@ -83,7 +82,7 @@ func BenchmarkRun1000Pages50Hosts(b *testing.B) {
 		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
 			n, sites, urls := benchNetwork(b)
 			template := trackedDB(b, urls)
-			e := env{anyGap: true, guardHooks: guard.TestHooks{Lookup: noDNS}}
+			e := env{anyGap: true, guardHooks: guardHooks{Resolver: noDNS}}
 			var resolve []string
 			for hostPort, addr := range n.Resolve() {
 				resolve = append(resolve, "-resolve", hostPort+":"+addr)

@@ -61,6 +61,9 @@ func (f *freeTool) check(ctx context.Context, u string) *card.Card {
 		return c
 	}
 	c.Error = sn.Error
+	if sn.BotProtection != "" {
+		c.Error = sn.BotBanner()
+	}
 	if c.Error == "" && sn.Status >= 500 {
 		c.Error = fmt.Sprintf("HTTP %d (server error)", sn.Status)
 	}

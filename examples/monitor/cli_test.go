@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"net/netip"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -45,10 +44,10 @@ func cli(t *testing.T, e env, args ...string) (int, string, string) {
 
 func cliCtx(t *testing.T, ctx context.Context, e env, args ...string) (int, string, string) {
 	t.Helper()
-	if e.guardHooks.Lookup == nil {
+	if e.guardHooks.Resolver == nil {
 		// No test asks the system's DNS (a test network's transport
 		// resolves its own names; the guard's name check finds nothing).
-		e.guardHooks.Lookup = noDNS
+		e.guardHooks.Resolver = noDNS
 	}
 	var out, errOut bytes.Buffer
 	code := runEnv(ctx, args, &out, &errOut, e)
@@ -58,9 +57,9 @@ func cliCtx(t *testing.T, ctx context.Context, e env, args ...string) (int, stri
 // noDNS is the resolver of tests that use the real transport: it knows no
 // name, so no test sends a DNS query off this machine (test sites are
 // reached by -resolve or by their loopback address).
-func noDNS(_ context.Context, host string) ([]netip.Addr, error) {
-	return nil, &net.DNSError{Err: "no such host (tests do not use DNS)", Name: host, IsNotFound: true}
-}
+var noDNS = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, &net.DNSError{Err: "no DNS server (tests do not use DNS)", IsNotFound: true}
+}}
 
 func tempDB(t *testing.T) string { return filepath.Join(t.TempDir(), "monitor.db") }
 

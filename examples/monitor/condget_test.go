@@ -220,3 +220,45 @@ func TestCheckCommandPrintsCardOrBanner(t *testing.T) {
 	assert.Equal(t, 2, s.Count("/robots.txt"), "no -db: each check is its own process, with its own cache")
 	_ = strings.TrimSpace
 }
+
+// A 200 marked Cache-Control: no-store leaves no validators behind (fetch's
+// rule for a ValidatorStore): the next check is a full GET, not a 304.
+func TestNoStoreResponseIsNotValidatedAgain(t *testing.T) {
+	h := newHarness(t)
+	s := h.site("a.test", "User-agent: *\nAllow: /\n")
+	v := &validatingSite{}
+	v.set(htmlPage("Private", "Account balance."), `"v1"`, "Sun, 29 Nov 2026 10:00:00 GMT")
+	s.Handle("/account", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "private, no-store")
+		v.handle(w, r)
+	})
+	h.track("http://a.test/account")
+	h.run()
+	h.clk.Advance(6 * time.Hour)
+	out := h.run()
+	assert.Contains(t, out, "ok      http://a.test/account: HTTP 200")
+	require.Len(t, v.condHdrs, 2)
+	assert.Empty(t, v.condHdrs[1].Get("If-None-Match"), "no-store: the ETag was not kept")
+	assert.Empty(t, v.condHdrs[1].Get("If-Modified-Since"))
+	snaps := h.snapshots("http://a.test/account")
+	require.Len(t, snaps, 2)
+	assert.Empty(t, snaps[0].ETag)
+	assert.False(t, snaps[1].NotModified)
+}
+
+// The free tool's check of a tracked page is a full GET: its card shows
+// the page, not a 304 it could not fill.
+func TestFreeToolCheckOfTrackedPageIsUnconditional(t *testing.T) {
+	h := newHarness(t)
+	s := h.site("a.test", "User-agent: *\nAllow: /\n")
+	v := &validatingSite{}
+	v.set(htmlPage("Pricing", "Plans."), `"v1"`, "Sun, 29 Nov 2026 10:00:00 GMT")
+	s.Handle("/pricing", v.handle)
+	h.track("http://a.test/pricing")
+	h.run()
+	code, out, errOut := h.cli("check", "http://a.test/pricing")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, `title:            "Pricing"`)
+	require.Len(t, v.condHdrs, 2)
+	assert.Empty(t, v.condHdrs[1].Get("If-None-Match"))
+}

@@ -57,7 +57,6 @@ import (
 
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/report"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
@@ -117,7 +116,7 @@ type env struct {
 	// guardHooks are added to the address guard (a resolver that maps test
 	// names, a dial hook that records, exact loopback test servers let
 	// through); they cannot turn it off: only -allow-private does.
-	guardHooks guard.TestHooks
+	guardHooks guardHooks
 	// listening, when set, is told the server's address once it listens.
 	listening func(addr string)
 	// logger receives the decision events of every component; -log FILE
@@ -392,7 +391,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		for _, u := range urls {
-			if err := m.guard.CheckURL(ctx, u); err != nil {
+			if err := m.taker().CheckURL(ctx, u); err != nil {
 				return &usageError{fmt.Sprintf("%s: %v", u, err)}
 			}
 		}

@@ -4,14 +4,18 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/net/http/httpproxy"
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
-	"github.com/politecrawl/polite/examples/monitor/internal/condget"
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
@@ -33,8 +37,15 @@ type monitor struct {
 	token  string
 	tokens []string
 	header http.Header
-	base   http.RoundTripper
-	guard  *guard.Guard
+	// base is the clients' Transport: nil under the guard (fetch builds
+	// Guard.NewTransport), the plain base with -allow-private, or a
+	// test's network.
+	base http.RoundTripper
+	// guard is the address guard of this process; nil only under
+	// -allow-private. clientGuard is the one the clients dial through:
+	// guard, unless a test replaced the network (env.transport), where
+	// only the name checks apply, as before the guard moved to fetch.
+	guard, clientGuard *fetch.Guard
 	// logger receives every component's decision events (-log FILE);
 	// nil is silent.
 	logger *slog.Logger
@@ -45,15 +56,64 @@ type monitor struct {
 	hostGate *frontier.Frontier
 }
 
+// guardHooks are what a test may add to the address guard (a resolver that
+// maps test names, a recorder of every connection about to be made, the
+// exact loopback addresses of its own servers); none can turn it off.
+type guardHooks struct {
+	// Resolver answers the guard's lookups and its dialer's.
+	Resolver *net.Resolver
+	// AlsoControl runs after the guard's dial check, on addresses it let
+	// through.
+	AlsoControl func(network, address string, c syscall.RawConn) error
+	// Exempt lists exact loopback address:port pairs let through; anything
+	// else in it is ignored.
+	Exempt []netip.AddrPort
+}
+
+// newGuard returns the process's address guard: on, refusing every
+// internal address fetch.Guard knows, unless -allow-private (then nil).
+// This is the one place the default is set; hooks only add to it.
+func newGuard(o options, h guardHooks) *fetch.Guard {
+	if o.allowPrivate {
+		return nil
+	}
+	resolve := fetch.Resolve{}
+	for k, v := range o.resolve {
+		resolve[strings.ToLower(k)] = v
+	}
+	// HTTP_PROXY/HTTPS_PROXY/NO_PROXY are honoured under the guard too:
+	// the dial check then sees the proxy's address, and only the name
+	// check the target's.
+	proxy := httpproxy.FromEnvironment().ProxyFunc()
+	g := &fetch.Guard{
+		Resolve:     resolve,
+		Proxy:       func(req *http.Request) (*url.URL, error) { return proxy(req.URL) },
+		Resolver:    h.Resolver,
+		AlsoControl: h.AlsoControl,
+	}
+	for _, ap := range h.Exempt {
+		if ap.Addr().Unmap().IsLoopback() {
+			g.AllowAddrPorts = append(g.AllowAddrPorts, ap)
+		}
+	}
+	return g
+}
+
 // publishedToken is the product token of the 2-UAcomBot page.
 const publishedToken = "2-UAcomBot"
 
 func newMonitor(st *store.Store, o options, e env) (*monitor, error) {
-	// The guard is on unless -allow-private: test hooks only add to it.
-	g := guard.New(o.allowPrivate, o.resolve).WithTestHooks(e.guardHooks)
+	g := newGuard(o, e.guardHooks)
+	clientGuard := g
+	if e.transport != nil {
+		clientGuard = nil
+	}
+	// Under the guard the clients' Transport stays nil: fetch then dials
+	// through Guard.NewTransport (the -resolve map is Guard.Resolve), so a
+	// refused address is never connected.
 	base := e.transport
-	if base == nil {
-		base = g.Transport()
+	if base == nil && g == nil {
+		base = fetch.NewBaseTransport(o.resolve)
 	}
 	hcfg := frontier.DefaultConfig()
 	hcfg.MaxInFlight = maxParallel
@@ -76,10 +136,11 @@ func newMonitor(st *store.Store, o options, e env) (*monitor, error) {
 		// X-AGENT: 2-UA, spelled as the page says: fetch sends header names
 		// as written (log parsers that grep for "X-AGENT: 2-UA" are not
 		// case-insensitive).
-		header:   http.Header{"X-AGENT": {"2-UA"}},
-		base:     condget.Transport{Base: base},
-		guard:    g,
-		hostGate: hostGate,
+		header:      http.Header{"X-AGENT": {"2-UA"}},
+		base:        base,
+		guard:       g,
+		clientGuard: clientGuard,
+		hostGate:    hostGate,
 	}, nil
 }
 
@@ -102,11 +163,12 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		Transport:    m.base,
 		Now:          m.now,
 		Logger:       m.logger,
+		Guard:        m.clientGuard,
 		// Each redirect target is checked before its robots.txt is asked
 		// for: a site must not steer the monitor to an internal address
 		// (the dial hook would refuse it too, but less clearly).
 		CheckRedirect: func(next *url.URL, _ []fetch.Hop) error {
-			return m.guard.CheckURL(context.Background(), next.String())
+			return m.taker().CheckURL(context.Background(), next.String())
 		},
 	}
 	// robots.txt requests go through the same gate and carry the same
@@ -120,6 +182,8 @@ func (m *monitor) newClient(gate fetch.Gate, warn func(format string, a ...any))
 		Logger:  m.logger,
 	}
 	if m.st != nil {
+		// Conditional GET: the snapshots are the validator store.
+		client.Validators = m.st.Validators()
 		rc.Store = m.st.Robots()
 		// A store failure only costs a refetch, but the one-hour promise
 		// depends on the store: say so.

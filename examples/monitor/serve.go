@@ -99,7 +99,7 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 	return web.New(web.Config{
 		Store:          m.st,
 		Check:          tool.check,
-		CheckURL:       m.guard.CheckURL,
+		CheckURL:       m.taker().CheckURL,
 		CanonicalURL:   canonicalURL,
 		ValidInterval:  validInterval,
 		MinInterval:    minInterval,

@@ -233,13 +233,13 @@ func TestFreeToolCardAndBanner(t *testing.T) {
 
 func TestFreeToolRefusesInternalAddressOnTheCard(t *testing.T) {
 	h := newHarness(t)
-	w := newSSRFWorld()
-	w.names["admin.test"] = []string{"192.168.0.1"}
+	w := newSSRFWorld(t)
+	w.set("admin.test", "192.168.0.1")
 	h.e = w.env()
 	s := newTestServer(t, h)
 	r := do(t, s, "POST", "/check", url.Values{"url": {"http://admin.test/"}})
 	require.Equal(t, http.StatusOK, r.code)
-	assert.Contains(t, r.body, "refused: admin.test resolves to 192.168.0.1, a private address (RFC 1918 / fc00::/7)")
+	assert.Contains(t, r.body, "refused: admin.test resolves to 192.168.0.1, a private address (192.168.0.0/16)")
 	assert.Empty(t, w.Attempts())
 
 	r = do(t, s, "POST", "/track", url.Values{"url": {"http://admin.test/"}})

@@ -14,7 +14,8 @@
 // Message-ID, Atom entry id), so a receiver can drop the repeat.
 //
 // Every outbound connection goes through Net: by default a dialer that
-// refuses anything but public addresses, checked at dial time; the monitor
+// refuses anything but public addresses, checked at dial time by the
+// library's fetch.Guard (one classification for the monitor); the monitor
 // passes its own guard, and tests set AllowLoopback.
 //
 // This package must not fetch tracked pages, classify changes or open the
@@ -33,6 +34,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/politecrawl/polite/fetch"
 )
 
 // Change is one change of a Message, as the changes package classified it.
@@ -189,15 +192,22 @@ type Net struct {
 	AllowLoopback bool
 }
 
-// RefusedError is the default dialer's refusal of an address.
+// RefusedError is the default dialer's refusal of an address. The
+// classification is the library's (fetch.Guard, fetch.InternalReason):
+// the monitor judges addresses in one place. It unwraps to the
+// *fetch.AddressError, so it matches fetch.ErrForbiddenAddress.
 type RefusedError struct {
-	Addr   string
-	Reason string
+	Addr   string // the address refused, ip:port
+	Reason string // why, in fetch.InternalReason's words: "a loopback address (127.0.0.0/8)"
+	err    error
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("alert: refusing to connect to %s: %s address", e.Addr, e.Reason)
+	return fmt.Sprintf("alert: refusing to connect to %s: %s", e.Addr, e.Reason)
 }
+
+// Unwrap returns the guard's error.
+func (e *RefusedError) Unwrap() error { return e.err }
 
 func (n Net) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if n.Dial != nil {
@@ -226,54 +236,20 @@ func (n Net) httpClient() *http.Client {
 	}
 }
 
-// notPublic are the prefixes the default dialer refuses beyond what netip
-// classifies (RFC 6890 special-purpose ranges).
-var notPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // CGNAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("192.0.2.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("198.51.100.0/24"),
-	netip.MustParsePrefix("203.0.113.0/24"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: may embed an internal IPv4 address
-	netip.MustParsePrefix("2001:db8::/32"),
-}
+// loopbackOnly is what AllowLoopback lets through the guard.
+var loopbackOnly = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 // checkAddr returns a RefusedError unless address (ip:port) is public, or
-// loopback with allowLoopback.
+// loopback with allowLoopback: fetch.Guard's dial-time check.
 func checkAddr(address string, allowLoopback bool) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return &RefusedError{Addr: address, Reason: "unparsable"}
+	g := &fetch.Guard{}
+	if allowLoopback {
+		g.Allow = loopbackOnly
 	}
-	ip := ap.Addr().Unmap()
-	reason := ""
-	switch {
-	case ip.IsLoopback():
-		if allowLoopback {
-			return nil
-		}
-		reason = "loopback"
-	case ip.IsPrivate():
-		reason = "private"
-	case ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast():
-		reason = "link-local"
-	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
-		reason = "multicast"
-	case ip.IsUnspecified():
-		reason = "unspecified"
-	case !ip.IsGlobalUnicast():
-		reason = "non-unicast"
+	err := g.Control("tcp", address, nil)
+	var ae *fetch.AddressError
+	if errors.As(err, &ae) {
+		return &RefusedError{Addr: address, Reason: ae.Reason, err: err}
 	}
-	for _, p := range notPublic {
-		if reason == "" && p.Contains(ip) {
-			reason = "reserved"
-		}
-	}
-	if reason != "" {
-		return &RefusedError{Addr: address, Reason: reason}
-	}
-	return nil
+	return err
 }

@@ -25,7 +25,8 @@ import (
 func ProductToken(userAgent string) string { return robots.ProductToken(userAgent) }
 
 // Changes prints, per page, the fields that changed between consecutive
-// snapshots. Blocked snapshots carry no fields and are skipped, and a page
+// snapshots. Blocked snapshots carry no fields and are skipped; a check
+// answered by bot protection is listed as such and never compared. A page
 // whose latest snapshot is blocked is not mentioned at all: the 2-UAcomBot
 // page promises that reports do not mention a URL while robots.txt blocks it.
 // since > 0 keeps only changes whose newer snapshot is that recent.
@@ -59,6 +60,14 @@ func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, s
 		}
 		blocked = cur.Blocked
 		if cur.Blocked {
+			return writeErr
+		}
+		if cur.BotProtection != "" {
+			// A challenge, not the page: never compared, and the last
+			// good snapshot stays the baseline of the next comparison.
+			if !cur.TakenAt.Before(cutoff) {
+				fmt.Fprintf(&pageOut, "  %s: %s\n", snapshot.When(cur.TakenAt), snapshot.OneLine(cur.BotBanner()))
+			}
 			return writeErr
 		}
 		if prev != nil && !cur.TakenAt.Before(cutoff) {
@@ -127,6 +136,8 @@ func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, to
 			}
 		case snapshot.OutcomeRobotsWait:
 			outcome = "waiting: " + p.LastDetail
+		case snapshot.OutcomeBotProtection:
+			outcome = p.LastDetail // blocked by bot protection (vendor, signal)
 		default:
 			outcome = p.LastOutcome + ": " + p.LastDetail
 		}

@@ -99,12 +99,18 @@ var errFetchFailed = errors.New("fetch failed")
 // Summary counts the outcomes of one run.
 type Summary struct {
 	Due, OK, Errors, Blocked, Waiting, Busy, Unfinished int
+	// BotProtection counts checks answered by a bot-protection challenge
+	// (snapshots, never compared).
+	BotProtection int
 }
 
 // String is the run line: "run: N due, N snapshots (...)".
 func (s Summary) String() string {
 	line := fmt.Sprintf("run: %d due, %d snapshots (%d with errors), %d blocked by robots.txt, %d waiting for robots.txt",
-		s.Due, s.OK+s.Errors, s.Errors, s.Blocked, s.Waiting)
+		s.Due, s.OK+s.Errors+s.BotProtection, s.Errors, s.Blocked, s.Waiting)
+	if s.BotProtection > 0 {
+		line += fmt.Sprintf(", %d blocked by bot protection", s.BotProtection)
+	}
 	if s.Busy > 0 {
 		line += fmt.Sprintf(", %d skipped (being checked by another monitor process)", s.Busy)
 	}
@@ -218,6 +224,8 @@ func (r *Runner) RunOnce(ctx context.Context, w io.Writer) (Summary, error) {
 					sum.Blocked++
 				case oc == snapshot.OutcomeRobotsWait:
 					sum.Waiting++
+				case oc == snapshot.OutcomeBotProtection:
+					sum.BotProtection++
 				case oc == OutcomeBusy:
 					sum.Busy++
 				}
@@ -273,6 +281,8 @@ func (r *Runner) check(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 		line = fmt.Sprintf("ok      %s: %s", p.URL, detail)
 	case snapshot.OutcomeBlocked:
 		line = fmt.Sprintf("blocked %s: %s", p.URL, detail)
+	case snapshot.OutcomeBotProtection:
+		line = fmt.Sprintf("bot     %s: %s", p.URL, detail)
 	default:
 		line = fmt.Sprintf("error   %s: %s", p.URL, detail)
 	}

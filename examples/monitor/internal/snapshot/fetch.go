@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
@@ -18,9 +17,9 @@ import (
 // FromFetch turns a fetch result into a snapshot. A redirect into a path
 // robots.txt disallows is a blocked snapshot: the page's content was not
 // fetched because of robots.txt. A 304 to a conditional GET carries prev's
-// fields over and is flagged NotModified. sentValidators says whether the
+// fields over and is flagged NotModified: fetch says Unchanged only when the
 // request carried validators (a 304 to one that did not confirms nothing).
-func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentValidators bool, prev *Snapshot) *Snapshot {
+func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, prev *Snapshot) *Snapshot {
 	sn := &Snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
 	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
@@ -32,8 +31,8 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentV
 		return sn
 	}
 	if err != nil {
-		if errors.Is(err, guard.ErrForbidden) {
-			sn.Error = fmt.Sprintf("%s: %v", pageURL, guard.Cause(err))
+		if r, refused := Refused(err); refused {
+			sn.Error = fmt.Sprintf("%s: %v", pageURL, r)
 		} else {
 			sn.Error = err.Error()
 		}
@@ -49,12 +48,19 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentV
 	for _, h := range res.Redirects {
 		sn.Redirects = append(sn.Redirects, Hop{URL: h.URL, Status: h.Status, Location: h.Location})
 	}
-	if err == nil && res.Status == http.StatusNotModified && prev != nil && sentValidators {
+	if res.Challenge != nil {
+		// Bot protection answered, not the page: nothing of the page is
+		// known, so nothing is recorded to compare (fetch never retried it).
+		sn.BotProtection = res.Challenge.Vendor + ", " + res.Challenge.Signal
+		sn.Error = ""
+		return sn
+	}
+	if err == nil && res.Unchanged && prev != nil {
 		// Unchanged: the page is what prev saw; only the check is new.
 		carried := *prev
 		carried.ID, carried.TakenAt, carried.Changes = 0, at, nil
 		carried.Redirects, carried.FinalURL, carried.ResponseTime = sn.Redirects, sn.FinalURL, sn.ResponseTime
-		carried.NotModified, carried.BytesSaved = true, prev.BodyBytes
+		carried.NotModified, carried.BytesSaved = true, res.BytesSaved
 		carried.ResetText()
 		return &carried
 	}
@@ -62,8 +68,12 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentV
 	if err != nil || res.Status < 200 || res.Status > 299 {
 		return sn
 	}
-	sn.ETag = res.Header.Get("ETag")
-	sn.LastModified = res.Header.Get("Last-Modified")
+	if !noStore(res.Header) {
+		// The validators the next check sends (store.Validators reads
+		// them back); a response marked no-store is not to be kept.
+		sn.ETag = res.Header.Get("ETag")
+		sn.LastModified = res.Header.Get("Last-Modified")
+	}
 	sn.XRobotsTag = strings.Join(res.Header.Values("X-Robots-Tag"), ", ") // page.XRobotsTag for HTML
 	pg, perr := res.Page()
 	switch {
@@ -96,4 +106,18 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, sentV
 	sum := sha256.Sum256(res.Body)
 	sn.ContentHash = hex.EncodeToString(sum[:])
 	return sn
+}
+
+// noStore reports whether h says Cache-Control: no-store (RFC 9111
+// §5.2.2.5).
+func noStore(h http.Header) bool {
+	for _, v := range h.Values("Cache-Control") {
+		for d := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(d), "=")
+			if strings.EqualFold(strings.TrimSpace(name), "no-store") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -29,6 +29,10 @@ const (
 	OutcomeError      = "error"              // fetch failed, snapshot row stored with the error
 	OutcomeBlocked    = "blocked"            // robots.txt disallows; snapshot row with blocked_by_robots = 1
 	OutcomeRobotsWait = "robots-unreachable" // robots.txt 5xx/unreachable; no snapshot, retried later
+	// OutcomeBotProtection: the response was a bot-protection challenge
+	// (fetch.Result.Challenge), not the page; snapshot row with
+	// bot_protection set and no SEO fields, never compared.
+	OutcomeBotProtection = "bot-protection"
 )
 
 // Hop is one redirect of a snapshot's chain: the alert groundwork's type
@@ -40,12 +44,17 @@ type Alternate = changes.Alternate
 
 // Snapshot is one row of snapshots. A blocked snapshot carries no SEO fields.
 type Snapshot struct {
-	ID              int64
-	PageURL         string
-	TakenAt         time.Time
-	Blocked         bool
-	RobotsRule      string // why it was blocked, e.g. `disallowed by "Disallow: /"`
-	Status          int    // 0: no response; a 304 keeps the 200 it confirms (NotModified says so)
+	ID         int64
+	PageURL    string
+	TakenAt    time.Time
+	Blocked    bool
+	RobotsRule string // why it was blocked, e.g. `disallowed by "Disallow: /"`
+	// BotProtection, when set, is "vendor, signal" of the bot-protection
+	// challenge that answered instead of the page (fetch.Challenge): the
+	// snapshot has no SEO fields and is never compared, so the previous
+	// good snapshot stays the baseline (the field changes.Snapshot has).
+	BotProtection   string
+	Status          int // 0: no response; a 304 keeps the 200 it confirms (NotModified says so)
 	FinalURL        string
 	Redirects       []Hop
 	Title           string
@@ -99,6 +108,8 @@ func (sn *Snapshot) Outcome() (outcome, detail string) {
 	switch {
 	case sn.Blocked:
 		return OutcomeBlocked, sn.RobotsRule
+	case sn.BotProtection != "":
+		return OutcomeBotProtection, sn.BotBanner()
 	case sn.Error != "":
 		return OutcomeError, sn.Error
 	case sn.Status >= 500:
@@ -109,6 +120,17 @@ func (sn *Snapshot) Outcome() (outcome, detail string) {
 		return OutcomeOK, fmt.Sprintf("HTTP %d", sn.Status)
 	}
 }
+
+// BotBanner is what the dashboard, status, report and the free tool say of
+// a snapshot answered by bot protection.
+func (sn *Snapshot) BotBanner() string {
+	return "blocked by bot protection (" + sn.BotProtection + ")"
+}
+
+// Comparable reports whether sn is a snapshot of the page's content that
+// Diff may compare: not blocked by robots.txt, not a bot-protection
+// challenge.
+func (sn *Snapshot) Comparable() bool { return !sn.Blocked && sn.BotProtection == "" }
 
 // Change is one field that differs between two consecutive snapshots. For
 // the visible text, Text holds the word diff and Old/New a summary.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/condget"
-	"github.com/politecrawl/polite/examples/monitor/internal/guard"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -23,11 +21,12 @@ type Taken struct {
 	Refused bool
 }
 
-// Taker makes the one polite check of a page: Guard refuses internal
-// targets, Tokens are asked of robots.txt in order, Recheck is when an
+// Taker makes the one polite check of a page: Guard (the client's own
+// address guard; nil under -allow-private) refuses internal targets early
+// and clearly, Tokens are asked of robots.txt in order, Recheck is when an
 // unreachable robots.txt is asked again at the latest.
 type Taker struct {
-	Guard   *guard.Guard
+	Guard   *fetch.Guard
 	Tokens  []string
 	Recheck time.Duration
 }
@@ -38,7 +37,7 @@ type Taker struct {
 // nothing should be recorded.
 func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client, pageURL string, start time.Time, prev *Snapshot) (*Taken, bool) {
 	t := &Taken{Snapshot: Snapshot{PageURL: pageURL, TakenAt: start}}
-	if err := tk.Guard.CheckURL(ctx, pageURL); err != nil {
+	if err := tk.CheckURL(ctx, pageURL); err != nil {
 		t.Error, t.Refused = err.Error(), true
 		return t, false
 	}
@@ -53,10 +52,10 @@ func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client
 	switch v.Outcome {
 	case robots.Allowed:
 	case robots.Unreachable:
-		if errors.Is(v.Err, guard.ErrForbidden) {
-			// The dial hook refused robots.txt's address: that is the
+		if r, refused := Refused(v.Err); refused {
+			// The dialer refused robots.txt's address: that is the
 			// answer, not a temporary outage.
-			t.Error, t.Refused = guard.Cause(v.Err).Error(), true
+			t.Error, t.Refused = r.Error(), true
 			return t, false
 		}
 		// A temporary disallow: nothing is fetched, nothing stored as a
@@ -77,17 +76,18 @@ func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client
 		return t, false
 	}
 
-	var cond *condget.Validators
-	if prev != nil && (prev.ETag != "" || prev.LastModified != "") {
-		cond = &condget.Validators{URL: prev.FinalURL, ETag: prev.ETag, LastModified: prev.LastModified}
+	fctx := ctx
+	if prev != nil {
+		// The client's Validators (the store) sends prev's validators to
+		// the URL that gave them: a 304 confirms prev.
+		fctx = ForPage(ctx, pageURL)
 	}
-	fctx, info := condget.With(ctx, cond)
 	res, err := client.Get(fctx, pageURL)
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
-	t.Snapshot = *FromFetch(pageURL, start, res, err, info.Sent(), prev)
-	t.Refused = errors.Is(err, guard.ErrForbidden)
+	t.Snapshot = *FromFetch(pageURL, start, res, err, prev)
+	t.Refused = errors.Is(err, fetch.ErrForbiddenAddress)
 	return t, false
 }
 
@@ -99,6 +99,21 @@ func robotsCause(v robots.Verdict) string {
 		return v.Err.Error()
 	}
 	return "no answer"
+}
+
+type pageKey struct{}
+
+// ForPage returns ctx marked as a check of the tracked page pageURL: the
+// store's fetch.ValidatorStore then answers with the validators of that
+// page's last good snapshot.
+func ForPage(ctx context.Context, pageURL string) context.Context {
+	return context.WithValue(ctx, pageKey{}, pageURL)
+}
+
+// PageOf returns the page ForPage marked ctx with, or "".
+func PageOf(ctx context.Context) string {
+	p, _ := ctx.Value(pageKey{}).(string)
+	return p
 }
 
 // When prints a time for people: UTC, to the second.

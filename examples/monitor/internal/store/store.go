@@ -91,6 +91,7 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"snapshots", "body_bytes", "INTEGER"},                      // body size of the response (carried over on 304)
 	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
 	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
+	{"snapshots", "bot_protection", "TEXT"},                     // "vendor, signal" of a bot-protection challenge: no fields, never compared
 }
 
 const indexes = `
@@ -753,9 +754,9 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 	// holds the database's write lock. Only the process that claimed the
 	// page writes its snapshots, so the previous one cannot change meanwhile.
 	var changeLine string
-	if !sn.Blocked {
+	if sn.Comparable() {
 		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
+WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -790,7 +791,7 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 	var textZ []byte
 	if !sn.Blocked {
 		status = sql.NullInt64{Int64: int64(sn.Status), Valid: sn.Status != 0}
-		words = sql.NullInt64{Int64: int64(sn.WordCount), Valid: sn.Error == ""}
+		words = sql.NullInt64{Int64: int64(sn.WordCount), Valid: sn.Error == "" && sn.BotProtection == ""}
 		ms = sql.NullInt64{Int64: sn.ResponseTime.Milliseconds(), Valid: sn.Status != 0 || sn.Error != ""}
 		bodyBytes = sql.NullInt64{Int64: sn.BodyBytes, Valid: sn.Status != 0}
 		saved = sql.NullInt64{Int64: sn.BytesSaved, Valid: sn.NotModified}
@@ -799,13 +800,14 @@ WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIM
 	res, err := tx.ExecContext(ctx, `
 INSERT INTO snapshots(page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects,
 	title, meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
-	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes,
+	bot_protection)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sn.PageURL, FmtTime(sn.TakenAt), sn.Blocked, nullStr(sn.RobotsRule), status, nullStr(sn.FinalURL), redirects,
 		nullStr(sn.Title), nullStr(sn.MetaDescription), nullStr(sn.Canonical), nullStr(sn.MetaRobots),
 		nullStr(sn.XRobotsTag), nullStr(sn.H1), hreflang, nullStr(sn.ContentHash), words, ms, nullStr(sn.Error),
 		textZ, sn.TextCut && !sn.Blocked, nullStr(sn.ETag), nullStr(sn.LastModified), sn.NotModified && !sn.Blocked,
-		bodyBytes, saved, changes)
+		bodyBytes, saved, changes, nullStr(sn.BotProtection))
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -867,7 +869,7 @@ UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detai
 // what a 304 carries over. ok is false when there is none.
 func (s *Store) LastGood(ctx context.Context, url string) (*snapshot.Snapshot, bool, error) {
 	sn, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 ORDER BY taken_at DESC, id DESC LIMIT 1`, url))
+WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_at DESC, id DESC LIMIT 1`, url))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -916,7 +918,8 @@ ORDER BY taken_at DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
 
 const snapshotColumns = `id, page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects, title,
 	meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
-	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes`
+	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes,
+	bot_protection`
 
 func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, error) {
 	var (
@@ -924,12 +927,12 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, e
 		taken                                               string
 		rule, final, redirects, title, desc, canon, mrobots sql.NullString
 		xrobots, h1, hreflang, hash, errText                sql.NullString
-		etag, lastMod, changes                              sql.NullString
+		etag, lastMod, changes, bot                         sql.NullString
 		status, words, ms, bodyBytes, saved                 sql.NullInt64
 	)
 	if err := row.Scan(&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
 		&desc, &canon, &mrobots, &xrobots, &h1, &hreflang, &hash, &words, &ms, &errText,
-		&sn.TextZ, &sn.TextCut, &etag, &lastMod, &sn.NotModified, &bodyBytes, &saved, &changes); err != nil {
+		&sn.TextZ, &sn.TextCut, &etag, &lastMod, &sn.NotModified, &bodyBytes, &saved, &changes, &bot); err != nil {
 		return nil, err
 	}
 	var err error
@@ -940,6 +943,7 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, e
 	sn.Canonical, sn.MetaRobots, sn.XRobotsTag, sn.H1 = canon.String, mrobots.String, xrobots.String, h1.String
 	sn.ContentHash, sn.Error = hash.String, errText.String
 	sn.ETag, sn.LastModified = etag.String, lastMod.String
+	sn.BotProtection = bot.String
 	sn.Status, sn.WordCount = int(status.Int64), int(words.Int64)
 	sn.ResponseTime = time.Duration(ms.Int64) * time.Millisecond
 	sn.BodyBytes, sn.BytesSaved = bodyBytes.Int64, saved.Int64

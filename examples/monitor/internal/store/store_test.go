@@ -292,6 +292,22 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	require.Len(t, snaps, 2)
 	assert.Equal(t, []snapshot.Change{{Field: "content", Old: "", New: "changed"}}, snapshot.Diff(&snaps[0], &snaps[1]),
 		"no stored text: the change is named, not shown as hashes")
+	assert.Empty(t, snaps[1].BotProtection)
+
+	// bot_protection was added: a challenge is stored, not compared, and
+	// the last good snapshot stays the baseline.
+	bot := &snapshot.Snapshot{PageURL: "https://old.example:8443/x", TakenAt: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
+		Status: 403, BotProtection: "cloudflare, header cf-mitigated: challenge"}
+	require.NoError(t, st.SaveSnapshot(context.Background(), bot))
+	assert.Empty(t, bot.Changes)
+	good, ok, err := st.LastGood(context.Background(), "https://old.example:8443/x")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, snaps[1].ID, good.ID)
+	p, _, err = st.Page(context.Background(), "https://old.example:8443/x")
+	require.NoError(t, err)
+	assert.Equal(t, snapshot.OutcomeBotProtection, p.LastOutcome)
+	assert.Equal(t, "blocked by bot protection (cloudflare, header cf-mitigated: challenge)", p.LastDetail)
 	require.NoError(t, st.Close())
 	openTestStore(t, path) // and again: nothing applied twice
 }

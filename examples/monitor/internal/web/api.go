@@ -23,13 +23,13 @@ type APIPage struct {
 	IntervalSeconds int64      `json:"interval_seconds"`
 	AddedAt         time.Time  `json:"added_at"`
 	LastCheck       *time.Time `json:"last_check"`
-	LastOutcome     string     `json:"last_outcome"` // ok, error, blocked, robots-unreachable, "" (never checked)
+	LastOutcome     string     `json:"last_outcome"` // ok, error, blocked, robots-unreachable, bot-protection, "" (never checked)
 	LastDetail      string     `json:"last_detail,omitempty"`
 	LastStatus      int        `json:"last_status,omitempty"`
 	NextDue         time.Time  `json:"next_due"`
 	LastChange      string     `json:"last_change,omitempty"`
 	LastChangeAt    *time.Time `json:"last_change_at,omitempty"`
-	Banner          string     `json:"banner,omitempty"` // set when the latest check was skipped by robots.txt
+	Banner          string     `json:"banner,omitempty"` // set when the latest check was skipped by robots.txt, or met bot protection
 }
 
 // APIPageList is the answer of GET /api/pages.
@@ -52,8 +52,11 @@ func (s *Server) toAPIPage(p store.Page) APIPage {
 	a := APIPage{URL: p.URL, Host: p.Host, IntervalSeconds: int64(p.Interval / time.Second), AddedAt: p.Added.UTC(),
 		LastCheck: timePtr(p.LastAttempt), LastOutcome: p.LastOutcome, LastDetail: p.LastDetail, LastStatus: p.LastStatus,
 		NextDue: p.Due().UTC(), LastChange: p.LastChange, LastChangeAt: timePtr(p.LastChanged)}
-	if p.LastOutcome == snapshot.OutcomeBlocked {
+	switch p.LastOutcome {
+	case snapshot.OutcomeBlocked:
 		a.Banner = s.banner
+	case snapshot.OutcomeBotProtection:
+		a.Banner = p.LastDetail // blocked by bot protection (vendor, signal)
 	}
 	return a
 }

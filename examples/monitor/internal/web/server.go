@@ -255,6 +255,7 @@ var outcomeChoices = []outcomeChoice{
 	{snapshot.OutcomeError, "error"},
 	{snapshot.OutcomeBlocked, "blocked by robots.txt"},
 	{snapshot.OutcomeRobotsWait, "robots.txt unreachable"},
+	{snapshot.OutcomeBotProtection, "blocked by bot protection"},
 	{"new", "not checked yet"},
 }
 
@@ -392,10 +393,10 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 		}
 		oc, _ := sn.Outcome()
 		e := histEntry{S: sn, Outcome: oc}
-		if !sn.Blocked {
+		if sn.Comparable() {
 			var prev *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
-				if !older.Blocked {
+				if older.Comparable() {
 					prev = older
 					break
 				}
