@@ -66,6 +66,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 			return runReport(ctx, args[1:], stdout, stderr, e.Now)
 		case "compare":
 			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
+		case "app":
+			return runApp(ctx, args[1:], stdout, stderr, e)
 		}
 	}
 	cfg, err := parseArgs(args, stderr)
@@ -114,6 +116,10 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 		return crawl.ExitFailure
 	}
 	defer st.Close()
+	if err := st.CheckNotBusy(ctx); err != nil { // one crawl at a time per database (the app's too)
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		return crawl.ExitUsage
+	}
 	if shop != nil {
 		fmt.Fprintf(stdout, "Demo: crawling the built-in shop at %s (served on loopback by this program).\n", cfg.URL)
 	}

@@ -58,12 +58,14 @@ type Crawler struct {
 	Prog *progress // nil unless stderr is a terminal
 	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
 	SummaryExtra func(io.Writer)
-	mu           sync.Mutex
-	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf      map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage     *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home         string               // scheme://host where the start page ended up; origin until then
-	wordpress    atomic.Pointer[string]
+	// OnPage, when set, is told about every page row as it is handed to the writer (observe.go).
+	OnPage    func(*store.PageRecord)
+	mu        sync.Mutex
+	recorded  map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
+	llmsPage  *store.RequestRecord // /llms.txt when a link led the crawl to it
+	home      string               // scheme://host where the start page ended up; origin until then
+	wordpress atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
 	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
@@ -510,6 +512,9 @@ func (c *Crawler) recordOnce(p *store.PageRecord) {
 		}
 	}
 	c.St.Page(p)
+	if c.OnPage != nil {
+		c.OnPage(p)
+	}
 }
 
 // sitemaps expands the Sitemap: lines of both hosts' robots.txt and queues their page URLs.
