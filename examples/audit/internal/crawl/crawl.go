@@ -58,14 +58,12 @@ type Crawler struct {
 	Prog *progress // nil unless stderr is a terminal
 	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
 	SummaryExtra func(io.Writer)
-	// OnPage, when set, is told about every page row as it is handed to the writer (observe.go).
-	OnPage    func(*store.PageRecord)
-	mu        sync.Mutex
-	recorded  map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf   map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
-	llmsPage  *store.RequestRecord // /llms.txt when a link led the crawl to it
-	home      string               // scheme://host where the start page ended up; origin until then
-	wordpress atomic.Pointer[string]
+	mu           sync.Mutex
+	recorded     map[string]bool      // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf      map[string]bool      // final URLs whose links are recorded (a redirect's links are its target's)
+	llmsPage     *store.RequestRecord // /llms.txt when a link led the crawl to it
+	home         string               // scheme://host where the start page ended up; origin until then
+	wordpress    atomic.Pointer[string]
 
 	stopSite    context.CancelCauseFunc // ends the crawl with an *offLimitsMidway cause
 	hostStopped map[string]bool         // other hosts of the site found off limits during the crawl
@@ -79,6 +77,9 @@ type Crawler struct {
 	writing   chan struct{}   // a token per finished page not yet committed (bounds what a crash loses); nil without resume
 	Resume    *store.CrawlRow // the crawl being resumed; nil for a new one (resume.go)
 	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
+
+	// OnPage, when set, is told about every page row as it is handed to the writer (observe.go).
+	OnPage func(*store.PageRecord)
 }
 
 // NewCrawler wires the library together. This is the part to read to learn how the packages fit.
