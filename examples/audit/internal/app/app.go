@@ -126,7 +126,11 @@ var funcs = template.FuncMap{
 		if d < 0 {
 			return "–"
 		}
-		return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 0, 64) + " ms"
+		ms := float64(d.Microseconds()) / 1000
+		if ms < 10 {
+			return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+		}
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
 	},
 	"status": func(status int, blocked bool, errKind string) string {
 		switch {

@@ -160,7 +160,7 @@ func (a *App) execute(ctx context.Context, r *run, st *store.Store) {
 const feedInterval = 100 * time.Millisecond
 
 // robotsEvery is how often (in feed ticks) the robots.txt answers are read from the file.
-const robotsEvery = 10
+const robotsEvery = 3
 
 // feed publishes r's state until stop is closed.
 func (a *App) feed(r *run, stop <-chan struct{}) {
