@@ -81,6 +81,10 @@ func New(ctx context.Context, opt Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := st.AddAppIndexes(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return &App{opt: opt, st: st, db: st.Reader(), hub: &live.Hub{}, pages: t, shop: opt.Demo}, nil
 }
 
@@ -461,13 +465,7 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 		}
 		return s
 	}
-	var all int
-	_, all, err = store.ListURLs(ctx, a.db, row.ID, store.URLQuery{Limit: 1})
-	if err != nil {
-		a.fail(w, err)
-		return
-	}
-	v.Tabs = append(v.Tabs, tab{Title: "All URLs", Count: all, Active: v.Kind == "", Href: link(map[string]string{"tab": "", "offset": "", "url": ""})})
+	v.Tabs = append(v.Tabs, tab{Title: "All URLs", Count: row.Pages, Active: v.Kind == "", Href: link(map[string]string{"tab": "", "offset": "", "url": ""})})
 	for _, k := range findings.OrderedKinds(counts) {
 		info := findings.InfoOf(k)
 		v.Tabs = append(v.Tabs, tab{Kind: k, Title: info.Title, Severity: info.Severity.String(), Count: counts[k], Active: v.Kind == k,
@@ -476,7 +474,21 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 	if v.Kind != "" {
 		v.Info = findings.InfoOf(v.Kind)
 	}
-	v.Rows, v.Total, err = store.ListURLs(ctx, a.db, row.ID, store.URLQuery{Kind: v.Kind, Search: v.Query, Sort: v.Sort, Desc: v.Desc, Offset: offset, Limit: pageSize})
+	uq := store.URLQuery{Kind: v.Kind, Search: v.Query, Sort: v.Sort, Desc: v.Desc, Offset: offset, Limit: pageSize}
+	var more bool
+	if v.Rows, more, err = store.ListURLs(ctx, a.db, row.ID, uq); err != nil {
+		a.fail(w, err)
+		return
+	}
+	// The total is known without a walk of every row, except for a search.
+	switch {
+	case v.Query != "":
+		v.Total, err = store.CountURLs(ctx, a.db, row.ID, uq)
+	case v.Kind != "":
+		v.Total = counts[v.Kind]
+	default:
+		v.Total = row.Pages
+	}
 	if err != nil {
 		a.fail(w, err)
 		return
@@ -500,7 +512,7 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 	if offset > 0 {
 		v.Prev = link(map[string]string{"offset": strconv.Itoa(max(offset-pageSize, 0))})
 	}
-	if offset+len(v.Rows) < v.Total {
+	if more {
 		v.Next = link(map[string]string{"offset": strconv.Itoa(offset + pageSize)})
 	}
 	if u := q.Get("url"); u != "" {

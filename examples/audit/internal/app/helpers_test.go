@@ -30,7 +30,14 @@ type served struct {
 // serve starts the app over a new database in the test's temp dir; the shop is the demo (nil: none).
 func serve(t testing.TB, shop *demo.DemoSite) *served {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "audit.db")
+	return serveOpts(t, filepath.Join(t.TempDir(), "audit.db"), shop)
+}
+
+// serveDB starts the app over an existing database.
+func serveDB(t testing.TB, db string) *served { return serveOpts(t, db, nil) }
+
+func serveOpts(t testing.TB, db string, shop *demo.DemoSite) *served {
+	t.Helper()
 	a, err := New(context.Background(), Options{DB: db, Demo: shop})
 	if err != nil {
 		t.Fatal(err)

@@ -85,8 +85,53 @@ func likePattern(s string) string {
 	return "%" + r.Replace(s) + "%"
 }
 
-// ListURLs returns one page of the crawl's URLs as q selects them, and how many URLs match in all.
-func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) ([]URLRow, int, error) {
+// AppIndexes are the indexes the app's sorted tables read, created when the app opens a file: every
+// sort is then a walk of an index that stops after one page of rows, at any crawl size. They cost a crawl
+// a little on each pages row written, so only files the app has opened have them.
+const AppIndexes = `
+CREATE INDEX IF NOT EXISTS app_pages_status ON pages(crawl_id, status, url);
+CREATE INDEX IF NOT EXISTS app_pages_title ON pages(crawl_id, title, url);
+CREATE INDEX IF NOT EXISTS app_pages_depth ON pages(crawl_id, depth, url);
+CREATE INDEX IF NOT EXISTS app_pages_response ON pages(crawl_id, response_ms, url);
+CREATE INDEX IF NOT EXISTS app_findings_kind_url ON findings(crawl_id, kind, url);
+`
+
+// AddAppIndexes creates AppIndexes (once per file: they are kept).
+func (s *Store) AddAppIndexes(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, AppIndexes); err != nil {
+		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
+	}
+	return nil
+}
+
+// urlFrom is the FROM and WHERE of q, its arguments and the URL column.
+func urlFrom(crawlID int64, q URLQuery) (from string, args []any, urlCol string) {
+	args = []any{crawlID}
+	if q.Kind == "" {
+		from, urlCol = `FROM pages p WHERE p.crawl_id = ?`, "p.url"
+	} else {
+		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind = ?`, "f.url"
+		args = append(args, q.Kind)
+	}
+	if q.Search != "" {
+		from += ` AND (` + urlCol + ` LIKE ? ESCAPE '\' OR p.title LIKE ? ESCAPE '\')`
+		pat := likePattern(q.Search)
+		args = append(args, pat, pat)
+	}
+	return from, args, urlCol
+}
+
+// CountURLs counts the URLs q selects (its Offset and Limit aside). Without a search the caller knows
+// the count already (crawls.pages, FindingCounts): a count is a walk of every row.
+func CountURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (int, error) {
+	from, args, _ := urlFrom(crawlID, q)
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&n)
+	return n, err
+}
+
+// ListURLs returns one page of the crawl's URLs as q selects them, and whether more follow.
+func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows []URLRow, more bool, err error) {
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
@@ -100,57 +145,38 @@ func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) ([]URL
 	if q.Desc {
 		dir = "DESC"
 	}
-	var from string
-	args := []any{crawlID}
-	if q.Kind == "" {
-		from = `FROM pages p WHERE p.crawl_id = ?`
-	} else {
-		from = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind = ?`
-		args = append(args, q.Kind)
-	}
-	urlCol := "p.url"
-	if q.Kind != "" {
-		urlCol = "f.url"
-	}
-	if q.Search != "" {
-		from += ` AND (` + urlCol + ` LIKE ? ESCAPE '\' OR p.title LIKE ? ESCAPE '\')`
-		pat := likePattern(q.Search)
-		args = append(args, pat, pat)
-	}
-	var total int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&total); err != nil {
-		return nil, 0, err
-	}
+	from, args, urlCol := urlFrom(crawlID, q)
 	detail := "''"
 	if q.Kind != "" {
 		detail = "f.detail"
 	}
-	order := col
-	if col == "url" {
-		order = urlCol
-	} else {
-		order = "p." + col
+	order := urlCol
+	if col != "url" {
+		order = "p." + col + " " + dir + ", " + urlCol
 	}
 	query := `SELECT ` + urlCol + `, COALESCE(p.status,0), COALESCE(p.title,''), COALESCE(p.depth,0), COALESCE(p.response_ms,-1),
 		COALESCE(p.blocked_by_robots,0), COALESCE(p.error_kind,''), ` + detail + `, p.url IS NOT NULL ` + from +
-		` ORDER BY ` + order + ` ` + dir + `, ` + urlCol + ` ` + dir + ` LIMIT ? OFFSET ?`
-	rows, err := db.QueryContext(ctx, query, append(args, q.Limit, q.Offset)...)
+		` ORDER BY ` + order + ` ` + dir + ` LIMIT ? OFFSET ?`
+	res, err := db.QueryContext(ctx, query, append(args, q.Limit+1, q.Offset)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
-	defer rows.Close()
-	out := make([]URLRow, 0, q.Limit)
-	for rows.Next() {
+	defer res.Close()
+	rows = make([]URLRow, 0, q.Limit)
+	for res.Next() {
 		var r URLRow
 		var resp float64
 		var blocked int
-		if err := rows.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Detail, &r.Crawled); err != nil {
-			return nil, 0, err
+		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Detail, &r.Crawled); err != nil {
+			return nil, false, err
 		}
 		r.Response, r.Blocked = msDuration(resp), blocked == 1
-		out = append(out, r)
+		rows = append(rows, r)
 	}
-	return out, total, rows.Err()
+	if len(rows) > q.Limit {
+		rows, more = rows[:q.Limit], true
+	}
+	return rows, more, res.Err()
 }
 
 // FindingCounts counts the crawl's findings by kind.
