@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -154,4 +157,63 @@ func TestBrowserHostileSite(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.base+"/crawls/1?url="+st.URL+"/"), chromedp.WaitVisible(`#detail`)))
 	assert.Contains(t, textOf(t, ctx, `#detail-outlinks`), `<img src=x onerror="window.pwned=2">`, "the anchor text shows as text")
 	assert.Contains(t, textOf(t, ctx, `#url-table`), `<script>window.pwned=1</script>`, "the title shows as text")
+}
+
+// TestBrowserLiveKeepsUp crawls a fast loopback site (no gap, 16 in flight) with the live view open and
+// measures what the page got: how many updates per second (the hub's bound is ten), and the longest time
+// between two animation frames (a page that froze would show it). The figures are logged; the page
+// must show the final count.
+func TestBrowserLiveKeepsUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls 3,000 pages")
+	}
+	const n = 3000
+	ctx := testbrowser.New(t)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		i, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<title>Page %d</title>", i)
+		for k := 1; k <= 10; k++ {
+			fmt.Fprintf(w, `<a href="/p/%d">next</a>`, (i*10+k)%n)
+		}
+	}))
+	defer site.Close()
+	s := serve(t, nil)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.url), chromedp.WaitVisible(`#go`)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`summary`),
+		chromedp.Clear(`#url`), chromedp.SendKeys(`#url`, site.URL+"/p/0"),
+		chromedp.Clear(`#gap`), chromedp.SendKeys(`#gap`, "0s"),
+		chromedp.Clear(`#concurrency`), chromedp.SendKeys(`#concurrency`, "16"),
+		chromedp.Clear(`#max_pages`), chromedp.SendKeys(`#max_pages`, strconv.Itoa(n)),
+		chromedp.Click(`#go`), chromedp.WaitVisible(`#live`)))
+	// Count the page's updates of the counter and the longest frame gap, kept across the reload at the end.
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => {
+		let updates = 0, last = performance.now(), worst = 0;
+		new MutationObserver(() => { updates++; sessionStorage.setItem("updates", String(updates)); })
+			.observe(document.getElementById("pages"), {childList: true, characterData: true, subtree: true});
+		const frame = (now) => { worst = Math.max(worst, now - last); last = now;
+			sessionStorage.setItem("worstFrame", String(Math.round(worst))); requestAnimationFrame(frame); };
+		requestAnimationFrame(frame);
+		sessionStorage.setItem("t0", String(Date.now()));
+		return null; })()`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#explore-link`)))
+	end := time.Now()
+	assert.Equal(t, strconv.Itoa(n), textOf(t, ctx, `#pages`))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`({updates: sessionStorage.getItem("updates"), worst: sessionStorage.getItem("worstFrame"), t0: sessionStorage.getItem("t0")})`))
+	require.NoError(t, err)
+	updates, _ := strconv.Atoi(got["updates"])
+	t0, _ := strconv.ParseInt(got["t0"], 10, 64)
+	secs := end.Sub(time.UnixMilli(t0)).Seconds()
+	row, err := store.LoadCrawl(t.Context(), s.app.db, 1)
+	require.NoError(t, err)
+	crawlSecs := row.Duration().Seconds()
+	t.Logf("crawl: %d pages in %.2fs = %.0f pages/s; the page: %d counter updates in %.2fs = %.1f/s, longest frame gap %s ms; hub: %+v",
+		row.Pages, crawlSecs, float64(row.Pages)/crawlSecs, updates, secs, float64(updates)/secs, got["worst"], s.app.hub.Stats())
+	assert.Greater(t, updates, 1, "the counter moved while the crawl ran")
+	assert.LessOrEqual(t, float64(updates)/secs, 12.0, "at most ten updates a second, whatever the crawl's rate")
 }
