@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -131,6 +132,25 @@ func TestBuiltBinaryApp(t *testing.T) {
 	}
 	_, explore := get(t, c, base+"/crawls/1")
 	assert.Contains(t, explore, "Page /p0")
+
+	// The same crawl from the command line, now that the app is idle, writes the same rows.
+	out, err = exec.CommandContext(ctx, bin, "-db", db, "-no-report", "-max-pages", "9", "-concurrency", "2", "-gap", "0s", site.URL+"/").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	rdb, err := store.OpenReadDB(ctx, db)
+	require.NoError(t, err)
+	defer rdb.Close()
+	rows := func(id int64) []string {
+		pages, err := store.LoadFullPages(ctx, rdb, id)
+		require.NoError(t, err)
+		var out []string
+		for _, p := range pages {
+			out = append(out, fmt.Sprintf("%s %d %q depth %d links %d/%d", p.URL, p.Status, p.Title, p.Depth, p.Internal, p.External))
+		}
+		links, err := store.ForCrawl(rdb, id).LoadLinks(ctx)
+		require.NoError(t, err)
+		return append(out, fmt.Sprintf("%d links", len(links)))
+	}
+	assert.Equal(t, rows(1), rows(2), "the app's crawl and the command line's wrote the same rows")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())

@@ -125,6 +125,8 @@ type site struct {
 	mu    sync.Mutex
 	paths []string
 	delay time.Duration
+	// status answers these paths with a bare status (a 429, say) instead of their page.
+	status map[string]int
 }
 
 func newSite(t testing.TB, pages map[string]string) *site {
@@ -133,8 +135,14 @@ func newSite(t testing.TB, pages map[string]string) *site {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.URL.RequestURI())
 		d := s.delay
+		code := s.status[r.URL.Path]
 		s.mu.Unlock()
 		time.Sleep(d)
+		if code != 0 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(code)
+			return
+		}
 		body, ok := pages[r.URL.Path]
 		if !ok {
 			http.NotFound(w, r)

@@ -136,7 +136,9 @@ func TestHostileSiteEscaped(t *testing.T) {
 // database, the crawl finished; a second start while it runs is refused with a clear message.
 func TestStartCrawlAndOneAtATime(t *testing.T) {
 	st := newSite(t, map[string]string{"/": `<title>Home</title><a href="/a">a</a><a href="/b">b</a>`, "/a": `<title>A</title>`, "/b": `<title>B</title>`})
+	st.mu.Lock()
 	st.delay = 300 * time.Millisecond
+	st.mu.Unlock()
 	s := serve(t, nil)
 	c := s.client(t)
 	code, body := s.post(t, c, "/crawl", crawlForm(st.URL+"/", "gap", "0s"))
@@ -162,4 +164,25 @@ func TestStartCrawlAndOneAtATime(t *testing.T) {
 	assert.Len(t, rows, 3)
 	assert.Equal(t, st.URL+"/", rows[0].URL)
 	assert.Equal(t, "Home", rows[0].Title)
+}
+
+// A 429 slows the run down for good, and the live view says so, with since when and which URL.
+func TestLiveShowsSlowdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the retries and the 3 s gap")
+	}
+	st := newSite(t, map[string]string{"/": `<title>Home</title><a href="/busy">busy</a><a href="/b">b</a>`, "/b": `<title>B</title>`})
+	st.mu.Lock()
+	st.status = map[string]int{"/busy": http.StatusTooManyRequests}
+	st.mu.Unlock()
+	s := serve(t, nil)
+	c := s.client(t)
+	code, _ := s.post(t, c, "/crawl", crawlForm(st.URL+"/", "gap", "0s"))
+	require.Equal(t, http.StatusOK, code)
+	s.app.Wait()
+	state := s.app.hub.Snapshot().State
+	assert.Contains(t, state["slowed"], "after a 429 from "+st.URL+"/busy")
+	assert.Equal(t, "1 in flight at most, 3s between request starts", state["limits"])
+	assert.Equal(t, "finished", state["outcome"])
+	assert.Contains(t, state["robots"], st.URL+"/robots.txt: HTTP 404: no rules, everything allowed")
 }
