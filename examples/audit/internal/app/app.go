@@ -356,7 +356,11 @@ func (a *App) liveView(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	a.page(w, http.StatusOK, "live.html", liveView{Run: rv, State: a.hub.Snapshot().State})
+	state := a.hub.Snapshot().State
+	if state["run"] != strconv.Itoa(rv.N) {
+		state = map[string]string{} // the hub still holds the run before: its figures are not this one's
+	}
+	a.page(w, http.StatusOK, "live.html", liveView{Run: rv, State: state})
 }
 
 // crawlID is the {id} of the path, an existing crawl, or an error page written.
@@ -545,7 +549,7 @@ func (a *App) report(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	setReportHeaders(w)
 	if err := report.WriteHTML(w, d, time.Now()); err != nil {
 		fmt.Fprintf(a.opt.Log, "audit app: report of crawl %d: %v\n", row.ID, err)
 	}
@@ -617,10 +621,17 @@ func (a *App) compare(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	setReportHeaders(w)
 	if err := cmp.WriteHTML(w, time.Now()); err != nil {
 		fmt.Fprintf(a.opt.Log, "audit app: compare: %v\n", err)
 	}
+}
+
+// setReportHeaders makes a response the report's or compare's self-contained page: their own CSP (inline
+// style, one hashed script, nothing that fetches), not framed.
+func setReportHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", report.CSP()+"; frame-ancestors 'none'")
 }
 
 type messageView struct{ Title, Text string }

@@ -102,7 +102,9 @@ func TestBrowserFlows(t *testing.T) {
 		stopped, _ := strconv.Atoi(textOf(t, ctx, `#pages`))
 		assert.Less(t, stopped, 14, "stopped before the end")
 		screenshot(t, ctx, dir, "app-stopped.png")
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#resume`), chromedp.WaitVisible(`#explore-link`)))
+		// The stopped crawl's page has an explore link too: wait for the running page first (no resume
+		// button), then for the end.
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#resume`), chromedp.WaitNotPresent(`#resume`), chromedp.WaitVisible(`#explore-link`)))
 		assert.Equal(t, "finished", textOf(t, ctx, `#phase`))
 		// The resumed crawl holds the same page set as the uninterrupted one.
 		assert.Equal(t, urlsOf(t, s, 1), urlsOf(t, s, 2))
@@ -117,8 +119,12 @@ func TestBrowserFlows(t *testing.T) {
 		title, err := chromedp.Run(ctx, chromedp.Title())
 		require.NoError(t, err)
 		assert.Contains(t, title, "crawl 1 → 2 of cove-shop.test")
-		sum := strings.Join(strings.Fields(textOf(t, ctx, `#compare-summary`)), " ")
-		assert.Contains(t, sum, "0new URLs 0removed URLs", "the resumed crawl has the same URLs as the uninterrupted one")
+		sum := strings.Join(strings.Fields(textOf(t, ctx, `#compare-summary`)), "")
+		assert.Contains(t, sum, "0newURLs0removedURLs", "the resumed crawl has the same URLs as the uninterrupted one")
+		// The page's own style applies (served with its own CSP: the app's would refuse inline style).
+		margin, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.body).margin`))
+		require.NoError(t, err)
+		assert.Equal(t, "0px", margin, "the compare page's inline style applies")
 		screenshot(t, ctx, dir, "app-compare.png")
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/polite/examples/audit/internal/crawl"
+	"github.com/politecrawl/polite/examples/audit/internal/report"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -185,4 +186,35 @@ func TestLiveShowsSlowdown(t *testing.T) {
 	assert.Equal(t, "1 in flight at most, 3s between request starts", state["limits"])
 	assert.Equal(t, "finished", state["outcome"])
 	assert.Contains(t, state["robots"], st.URL+"/robots.txt: HTTP 404: no rules, everything allowed")
+}
+
+// The report and the comparison are served with their own CSP (their inline style and hashed script,
+// nothing that fetches), the exports as downloads.
+func TestReportAndExports(t *testing.T) {
+	st := newSite(t, map[string]string{"/": `<title>Home</title><a href="/gone">gone</a>`})
+	s := serve(t, nil)
+	c := s.client(t)
+	for range 2 {
+		code, _ := s.post(t, c, "/crawl", crawlForm(st.URL+"/", "gap", "0s"))
+		require.Equal(t, http.StatusOK, code)
+		s.app.Wait()
+	}
+	for _, path := range []string{"/crawls/1/report", "/compare?a=1&b=2"} {
+		resp, err := c.Get(s.base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, report.CSP()+"; frame-ancestors 'none'", resp.Header.Get("Content-Security-Policy"), path)
+	}
+	code, body := get(t, c, s.base+"/crawls/2/export/pages.csv")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, st.URL+"/gone")
+	code, body = get(t, c, s.base+"/crawls/2/export.json")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"findings"`)
+	code, _ = get(t, c, s.base+"/crawls/2/export/queue.csv")
+	assert.Equal(t, http.StatusNotFound, code, "only the export's tables")
+	code, body = get(t, c, s.base+"/compare?a=1&b=1")
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "cannot be compared with itself")
 }
