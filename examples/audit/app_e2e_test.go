@@ -31,10 +31,7 @@ func TestBuiltBinaryApp(t *testing.T) {
 		t.Skip("builds the program")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "audit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAudit(t, dir)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -53,28 +50,11 @@ func TestBuiltBinaryApp(t *testing.T) {
 	db := filepath.Join(dir, "shop.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "app", "-no-browser", "-addr", "127.0.0.1:0", "-db", db)
-	stdout, err := cmd.StdoutPipe()
+	app := startAppBinary(t, ctx, bin, "-addr", "127.0.0.1:0", "-db", db)
+	cmd, stderr, c, base := app.cmd, app.stderr, app.client, app.base
+	u, err := url.Parse(base)
 	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
-
-	lines := bufio.NewScanner(stdout)
-	var appURL string
-	addrRE := regexp.MustCompile(`Open this address in your browser: (http://127\.0\.0\.1:\d+/\?token=\S+)`)
-	for lines.Scan() {
-		if m := addrRE.FindStringSubmatch(lines.Text()); m != nil {
-			appURL = m[1]
-			break
-		}
-	}
-	require.NotEmpty(t, appURL, "the printed address; stderr: %s", stderr.String())
-	go io.Copy(io.Discard, stdout)
-	u, err := url.Parse(appURL)
-	require.NoError(t, err)
-	base := "http://" + u.Host
+	appURL := app.url
 
 	resp, err := http.Get(base + "/")
 	require.NoError(t, err)
@@ -86,13 +66,6 @@ func TestBuiltBinaryApp(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode, "another Host")
-
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	resp, err = c.Get(appURL)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 
 	form := url.Values{"url": {site.URL + "/"}, "max_pages": {"9"}, "max_depth": {"5"}, "concurrency": {"2"}, "gap": {"0s"},
 		"user_agent": {"CrawlCove-Crawler"}, "render": {"0"}}
@@ -163,4 +136,140 @@ func get(t *testing.T, c *http.Client, u string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// buildAudit builds the program into dir, as a user does.
+func buildAudit(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "audit")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// appProcess is a running `audit app -no-browser` of the built binary, and a client holding its cookie.
+type appProcess struct {
+	cmd    *exec.Cmd
+	url    string // the printed, tokened address
+	base   string
+	client *http.Client
+	stderr *strings.Builder
+}
+
+func startAppBinary(t *testing.T, ctx context.Context, bin string, args ...string) *appProcess {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"app", "-no-browser"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &appProcess{cmd: cmd, stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addrRE := regexp.MustCompile(`Open this address in your browser: (http://127\.0\.0\.1:\d+/\?token=\S+)`)
+	lines := bufio.NewScanner(stdout)
+	var appURL string
+	for lines.Scan() {
+		if m := addrRE.FindStringSubmatch(lines.Text()); m != nil {
+			appURL = m[1]
+			break
+		}
+	}
+	require.NotEmpty(t, appURL, "the printed address; stderr: %s", p.stderr.String())
+	go io.Copy(io.Discard, stdout)
+	u, err := url.Parse(appURL)
+	require.NoError(t, err)
+	p.base, p.url = "http://"+u.Host, appURL
+	jar, _ := cookiejar.New(nil)
+	p.client = &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	code, _ := get(t, p.client, appURL)
+	require.Equal(t, http.StatusOK, code)
+	return p
+}
+
+func (p *appProcess) post(t *testing.T, path string, form url.Values) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", p.base)
+	resp, err := p.client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestBuiltBinaryAppKilledCrawlResumes kills the app (kill -9) in the middle of a crawl: the file is not
+// left locked, a new app offers the crawl for resume, and the resumed crawl ends with every page, as an
+// uninterrupted crawl of the command line has them.
+func TestBuiltBinaryAppKilledCrawlResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the program")
+	}
+	dir := t.TempDir()
+	bin := buildAudit(t, dir)
+	const n = 30
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<title>Page %s</title>", r.URL.Path)
+		for i := range n {
+			fmt.Fprintf(w, `<a href="/p%d">p%d</a>`, i, i)
+		}
+	}))
+	defer site.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db := filepath.Join(dir, "shop.db")
+
+	first := startAppBinary(t, ctx, bin, "-db", db)
+	form := url.Values{"url": {site.URL + "/"}, "max_pages": {"500"}, "max_depth": {"5"}, "concurrency": {"1"}, "gap": {"100ms"},
+		"user_agent": {"CrawlCove-Crawler"}, "render": {"0"}}
+	code, body := first.post(t, "/crawl", form)
+	require.Equal(t, http.StatusOK, code, body)
+	rdb, err := store.OpenReadDB(ctx, db)
+	require.NoError(t, err)
+	defer rdb.Close()
+	for {
+		row, err := store.LoadCrawl(ctx, rdb, 1)
+		if err == nil && row.Pages >= 5 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, first.cmd.Process.Kill())
+	first.cmd.Wait()
+
+	second := startAppBinary(t, ctx, bin, "-db", db)
+	_, home := get(t, second.client, second.base+"/")
+	assert.Contains(t, home, `<td class="outcome">running</td>`, "the killed crawl is still marked running")
+	assert.Contains(t, home, `class="resume"`, "and offered for resume: its process is gone")
+	code, body = second.post(t, "/resume", url.Values{"crawl": {"1"}})
+	require.Equal(t, http.StatusOK, code, body)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		row, err := store.LoadCrawl(ctx, rdb, 1)
+		require.NoError(t, err)
+		if row.Outcome == "finished" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the resumed crawl did not finish: %+v", row)
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := exec.CommandContext(ctx, bin, "-db", db, "-no-report", "-concurrency", "1", "-gap", "0s", site.URL+"/").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	urls := func(id int64) []string {
+		pages, err := store.LoadFullPages(ctx, rdb, id)
+		require.NoError(t, err)
+		var out []string
+		for _, p := range pages {
+			out = append(out, fmt.Sprintf("%s %d", p.URL, p.Status))
+		}
+		return out
+	}
+	assert.Len(t, urls(1), n+1)
+	assert.Equal(t, urls(2), urls(1), "the resumed crawl has the pages of an uninterrupted one")
 }
