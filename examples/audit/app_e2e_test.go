@@ -50,6 +50,25 @@ func TestBuiltBinaryApp(t *testing.T) {
 	db := filepath.Join(dir, "shop.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"app", "-h"}, 0, "usage: audit app"},
+		{[]string{"app", "-addr", "0.0.0.0:8080", "-db", db}, 2, "this app serves only this computer"},
+		{[]string{"app", "-addr", ":8080", "-db", db}, 2, "not a loopback address"},
+		{[]string{"app", "-addr", "127.0.0.1:99999", "-db", db}, 2, "not a number from 0 to 65535"},
+		{[]string{"app", "https://shop.example/"}, 2, "the address to crawl is typed into the app"},
+	} {
+		out, err := exec.CommandContext(ctx, bin, tc.args...).CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, out)
+		assert.Contains(t, string(out), tc.says, "%v", tc.args)
+	}
 	app := startAppBinary(t, ctx, bin, "-addr", "127.0.0.1:0", "-db", db)
 	cmd, stderr, c, base := app.cmd, app.stderr, app.client, app.base
 	u, err := url.Parse(base)

@@ -45,6 +45,10 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 		fmt.Fprintf(stderr, "audit app: no arguments expected, got %q (the address to crawl is typed into the app)\n", fs.Args())
 		return crawl.ExitUsage
 	}
+	if _, err := localweb.LoopbackAddr(*addr); err != nil { // before anything is started or opened
+		fmt.Fprintf(stderr, "audit app: -addr: %v\n", err)
+		return crawl.ExitUsage
+	}
 	var shop *demo.DemoSite
 	if *withDemo {
 		var err error
@@ -66,9 +70,6 @@ func runApp(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 	srv := &localweb.Server{Addr: *addr, Handler: a.Handler()}
 	if err := srv.Listen(); err != nil {
 		fmt.Fprintf(stderr, "audit app: %v\n", err)
-		if errors.Is(err, localweb.ErrNotLoopback) {
-			return crawl.ExitUsage
-		}
 		return crawl.ExitFailure
 	}
 	srv.Announce(stdout, "audit app", !*noBrowser)
