@@ -11,6 +11,7 @@
 //	go run ./examples/audit -resume -db shop.db      # continue a crawl that was killed or interrupted
 //	go run ./examples/audit report -db shop.db       # the self-contained HTML report again (or -format csv|json)
 //	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
+//	go run ./examples/audit app -demo                # the window: start, watch, explore and compare crawls (appcmd.go)
 //
 // The crawl writes its HTML report (<db>-report-<crawl>.html, next to the database) at the end. Its
 // frontier, robots.txt copies and sitemap answers are kept in the database as it goes (internal/store),
