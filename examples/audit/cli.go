@@ -6,23 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/politecrawl/polite/examples/audit/internal/crawl"
 	"github.com/politecrawl/polite/examples/audit/internal/render"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
-	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
-	"github.com/politecrawl/polite/internal/urlnorm"
-)
-
-// Limits users may choose within; the bot page promises these ranges.
-const (
-	minConcurrency, maxConcurrency = 1, 16
-	minGap, maxGap                 = 0, 60 * time.Second
-	maxMaxPages                    = 1_000_000 // a desktop audit; the report and the file stay usable
-	maxMaxDepth                    = 1000
-	minTimeout, maxTimeout         = time.Millisecond, 10 * time.Minute
 )
 
 // resolveFlag collects repeated -resolve HOST:PORT:ADDR values, like curl's --resolve.
@@ -43,6 +31,7 @@ const usageText = `usage: audit [flags] URL
        audit -resume [-db FILE] [-crawl N]                                    (continue a killed crawl)
        audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
        audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
+       audit app [-addr 127.0.0.1:0] [-db FILE] [-demo] [-no-browser]       (the window: audit app -h)
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
 obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
@@ -80,12 +69,12 @@ func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&c.DB, "db", "audit.db", "SQLite `file` the crawl is written to (a new crawl is added to an existing file)")
-	fs.IntVar(&c.MaxPages, "max-pages", 500, "stop after `N` pages")
-	fs.IntVar(&c.MaxDepth, "max-depth", 5, "follow links at most `N` levels from the start page (start page = 0)")
-	fs.IntVar(&c.Concurrency, "concurrency", 4, "requests in flight, 1..16")
-	fs.DurationVar(&c.Gap, "gap", 300*time.Millisecond, "minimum `duration` between request starts, 0..60s")
+	fs.IntVar(&c.MaxPages, "max-pages", crawl.DefaultMaxPages, "stop after `N` pages")
+	fs.IntVar(&c.MaxDepth, "max-depth", crawl.DefaultMaxDepth, "follow links at most `N` levels from the start page (start page = 0)")
+	fs.IntVar(&c.Concurrency, "concurrency", crawl.DefaultConcurrency, "requests in flight, 1..16")
+	fs.DurationVar(&c.Gap, "gap", crawl.DefaultGap, "minimum `duration` between request starts, 0..60s")
 	fs.StringVar(&c.UserAgent, "user-agent", crawl.DefaultUserAgent, "User-Agent `string`; robots.txt groups for its product token apply, else those for CrawlCove-Crawler, else *")
-	fs.DurationVar(&c.Timeout, "timeout", 15*time.Second, "give up on a request after `duration`")
+	fs.DurationVar(&c.Timeout, "timeout", crawl.DefaultTimeout, "give up on a request after `duration`")
 	var resolve resolveFlag
 	fs.Var(&resolve, "resolve", "`HOST:PORT:ADDR`: connect to ADDR for HOST:PORT, like curl (repeatable)")
 	fs.BoolVar(&c.Demo, "demo", false, "crawl the built-in demo shop, served on loopback, instead of URL")
@@ -109,29 +98,9 @@ func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
 		return nil, store.Usagef("%s", msg)
 	}
 	c.Resolve, _ = fetch.ParseResolve(resolve...) // each entry was validated by Set
-	// Every numeric flag has a range, checked by the checks every program shares (cmdline): a value out of
-	// it is a usage error that names the range, never a crawl with a limit quietly off.
-	for _, err := range []error{
-		cmdline.IntIn("concurrency", c.Concurrency, minConcurrency, maxConcurrency),
-		cmdline.DurationIn("gap", c.Gap, minGap, maxGap),
-		cmdline.IntIn("max-pages", c.MaxPages, 1, maxMaxPages),
-		cmdline.IntIn("max-depth", c.MaxDepth, 0, maxMaxDepth),
-		cmdline.DurationIn("timeout", c.Timeout, minTimeout, maxTimeout),
-		cmdline.IntIn("render", c.Render, 0, render.MaxRender),
-	} {
-		if err != nil {
-			return nil, store.Usagef("%s", err)
-		}
-	}
-	if strings.TrimSpace(c.UserAgent) == "" {
-		return nil, store.Usagef("-user-agent must not be empty")
-	}
-	if strings.ContainsAny(c.UserAgent, "\r\n") {
-		return nil, store.Usagef("-user-agent must be a single line")
-	}
-	if strings.ContainsFunc(c.UserAgent, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-		// net/http would refuse every request, robots.txt first, and the site would look off limits.
-		return nil, store.Usagef("-user-agent %q contains control characters", c.UserAgent)
+	// Every setting has a range, checked by the one function the app's form calls too.
+	if err := c.Check(); err != nil {
+		return nil, err
 	}
 	resume := c.Resume || c.Crawl != 0
 	if resume {
@@ -149,15 +118,9 @@ func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
 	case fs.NArg() > 1:
 		return nil, store.Usagef("one URL only, got %d arguments: %q", fs.NArg(), fs.Args())
 	default:
-		// The same rule as every program of the project (urlnorm.StartURL): an absolute http(s) URL, or a
-		// bare host name with a dot, read as https ("shop.example" -> "https://shop.example/").
-		u, err := urlnorm.StartURL(fs.Arg(0))
+		u, err := crawl.StartURL(fs.Arg(0))
 		if err != nil {
-			var ue *urlnorm.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, store.Usagef("bad URL %q: %v", fs.Arg(0), err)
+			return nil, err
 		}
 		c.URL = u
 	}

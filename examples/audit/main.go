@@ -11,6 +11,7 @@
 //	go run ./examples/audit -resume -db shop.db      # continue a crawl that was killed or interrupted
 //	go run ./examples/audit report -db shop.db       # the self-contained HTML report again (or -format csv|json)
 //	go run ./examples/audit compare -db shop.db      # what changed between the two latest crawls of the site
+//	go run ./examples/audit app -demo                # the window: start, watch, explore and compare crawls (appcmd.go)
 //
 // The crawl writes its HTML report (<db>-report-<crawl>.html, next to the database) at the end. Its
 // frontier, robots.txt copies and sitemap answers are kept in the database as it goes (internal/store),
@@ -66,6 +67,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 			return runReport(ctx, args[1:], stdout, stderr, e.Now)
 		case "compare":
 			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
+		case "app":
+			return runApp(ctx, args[1:], stdout, stderr, e)
 		}
 	}
 	cfg, err := parseArgs(args, stderr)
@@ -114,6 +117,10 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 		return crawl.ExitFailure
 	}
 	defer st.Close()
+	if err := st.CheckNotBusy(ctx); err != nil { // one crawl at a time per database (the app's too)
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		return crawl.ExitUsage
+	}
 	if shop != nil {
 		fmt.Fprintf(stdout, "Demo: crawling the built-in shop at %s (served on loopback by this program).\n", cfg.URL)
 	}

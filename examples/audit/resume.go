@@ -87,6 +87,10 @@ func runResume(ctx context.Context, cfg *crawl.Config, stdout, stderr io.Writer,
 		}
 		return crawl.ExitFailure
 	}
+	if err := st.CheckNotBusy(ctx); err != nil { // one crawl at a time per database (the app's too)
+		fmt.Fprintf(stderr, "audit: -resume: %v\n", err)
+		return crawl.ExitUsage
+	}
 	var shop *demo.DemoSite
 	hadRender := cfg.Render > 0
 	err = crawl.ResumeConfig(cfg, row)

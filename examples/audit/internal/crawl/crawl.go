@@ -78,6 +78,9 @@ type Crawler struct {
 	writing   chan struct{}   // a token per finished page not yet committed (bounds what a crash loses); nil without resume
 	Resume    *store.CrawlRow // the crawl being resumed; nil for a new one (resume.go)
 	requested map[string]bool // llms.txt and probe URLs a resumed crawl has asked already
+
+	// OnPage, when set, is told about every page row as it is handed to the writer (observe.go).
+	OnPage func(*store.PageRecord)
 }
 
 // NewCrawler wires the library together. This is the part to read to learn how the packages fit.
@@ -526,6 +529,9 @@ func (c *Crawler) recordOnce(p *store.PageRecord) {
 		}
 	}
 	c.St.Page(p)
+	if c.OnPage != nil {
+		c.OnPage(p)
+	}
 }
 
 // sitemaps expands the Sitemap: lines of both hosts' robots.txt and queues their page URLs.

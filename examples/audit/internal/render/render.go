@@ -28,7 +28,7 @@ import (
 )
 
 const (
-	MaxRender = 500 // -render accepts 0..maxRender
+	MaxRender = crawl.MaxRender // -render accepts 0..MaxRender
 	// renderSettle is how long the page must have had no request in flight, after the load event, before
 	// its DOM is read: scripts that fetch data and then write the page get to finish.
 	renderSettle = 300 * time.Millisecond

@@ -78,47 +78,51 @@ func WriteCSVDir(ctx context.Context, db *sql.DB, crawlID int64, dir string) ([]
 	var files []string
 	for _, table := range tables {
 		path := filepath.Join(dir, table+".csv")
-		err := WriteAtomic(path, func(w io.Writer) error {
-			if _, err := io.WriteString(w, Utf8BOM); err != nil {
-				return err
-			}
-			cw := csv.NewWriter(w)
-			cw.UseCRLF = true // RFC 4180
-			var kindCol = -1
-			err := store.TableRows(ctx, db, table, crawlID, func(names []string) error {
-				head := names
-				if table == "findings" {
-					for i, n := range names {
-						if n == "kind" {
-							kindCol = i
-						}
-					}
-					head = append(append([]string{}, names...), "severity", "advice")
-				}
-				return cw.Write(head)
-			}, func(vals []any) error {
-				rec := make([]string, len(vals), len(vals)+2)
-				for i, v := range vals {
-					rec[i] = cellText(v)
-				}
-				if kindCol >= 0 {
-					info := findings.InfoOf(asString(vals[kindCol]))
-					rec = append(rec, info.Severity.String(), info.Advice)
-				}
-				return cw.Write(rec)
-			})
-			if err != nil {
-				return err
-			}
-			cw.Flush()
-			return cw.Error()
-		})
+		err := WriteAtomic(path, func(w io.Writer) error { return WriteCSV(ctx, w, db, crawlID, table) })
 		if err != nil {
 			return files, fmt.Errorf("write %s: %w", path, err)
 		}
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// WriteCSV writes one table of a crawl (one of store.TablesOf) as CSV, with a BOM for spreadsheets; the
+// findings get their severity and advice as two more columns.
+func WriteCSV(ctx context.Context, w io.Writer, db *sql.DB, crawlID int64, table string) error {
+	if _, err := io.WriteString(w, Utf8BOM); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true // RFC 4180
+	var kindCol = -1
+	err := store.TableRows(ctx, db, table, crawlID, func(names []string) error {
+		head := names
+		if table == "findings" {
+			for i, n := range names {
+				if n == "kind" {
+					kindCol = i
+				}
+			}
+			head = append(append([]string{}, names...), "severity", "advice")
+		}
+		return cw.Write(head)
+	}, func(vals []any) error {
+		rec := make([]string, len(vals), len(vals)+2)
+		for i, v := range vals {
+			rec[i] = cellText(v)
+		}
+		if kindCol >= 0 {
+			info := findings.InfoOf(asString(vals[kindCol]))
+			rec = append(rec, info.Severity.String(), info.Advice)
+		}
+		return cw.Write(rec)
+	})
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 func asString(v any) string {

@@ -170,6 +170,11 @@ func LoadCrawls(ctx context.Context, db *sql.DB) ([]*CrawlRow, error) {
 
 // LoadFullPages reads every pages row of a crawl with all the columns the report shows.
 func LoadFullPages(ctx context.Context, db *sql.DB, crawlID int64) ([]*PageRecord, error) {
+	return queryFullPages(ctx, db, `WHERE crawl_id = ? ORDER BY depth, url`, crawlID)
+}
+
+// queryFullPages reads the pages rows that where (a WHERE clause, with args) selects, all columns.
+func queryFullPages(ctx context.Context, db *sql.DB, where string, args ...any) ([]*PageRecord, error) {
 	rows, err := db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
 		COALESCE(found_on,''), source, COALESCE(content_type,''), COALESCE(response_ms,-1), COALESCE(ttfb_ms,-1), COALESCE(bytes,0),
 		truncated, COALESCE(attempts,0), title IS NOT NULL, COALESCE(title,''), COALESCE(title_count,0),
@@ -177,7 +182,7 @@ func LoadFullPages(ctx context.Context, db *sql.DB, crawlID int64) ([]*PageRecor
 		COALESCE(x_robots_tag,''), COALESCE(h1,''), COALESCE(h1_count,0), COALESCE(word_count,0), COALESCE(links_internal,0),
 		COALESCE(links_external,0), COALESCE(links_nofollow,0), wordpress, COALESCE(wordpress_hint,''), blocked_by_robots,
 		COALESCE(robots_rule,''), COALESCE(error,''), COALESCE(error_kind,''), COALESCE(fetched_at,'')
-		FROM pages WHERE crawl_id = ? ORDER BY depth, url`, crawlID)
+		FROM pages `+where, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The queries of the app (examples/audit/internal/app): one crawl at a time per file, the URL tables of
+// its explore view, one URL's detail, and the robots.txt answers of a running crawl. Every table query
+// is one page of rows (LIMIT/OFFSET on an index), so the app stays fast at any crawl size.
+
+// BusyError says that another live process of this machine is running a crawl of the file: one crawl at a
+// time per database.
+type BusyError struct {
+	Path    string
+	CrawlID int64
+	PID     int
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s: crawl %d is running in process %d on this machine (audit or audit app): one crawl at a time per database; wait for it to end or stop it first",
+		e.Path, e.CrawlID, e.PID)
+}
+
+// CheckNotBusy returns a *BusyError when a crawl of the file is running in another live process of this
+// machine (the process recorded in crawl_runs). A crawl whose process died (killed, power loss) does not
+// count: it is resumable, and the file is free.
+func (s *Store) CheckNotBusy(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if pid, host, ok := lastRun(ctx, s.db, id); ok && runningHere(pid, host) {
+			return &BusyError{Path: s.path, CrawlID: id, PID: pid}
+		}
+	}
+	return nil
+}
+
+// URLQuery selects one page of a crawl's URL table.
+type URLQuery struct {
+	Kind   string // a finding kind: its URLs; "" = every URL of the crawl
+	Search string // a substring of the URL or the title ("" = all)
+	Sort   string // url | status | title | depth | response (anything else: url)
+	Desc   bool
+	Offset int
+	Limit  int // at most 500; 0 = 100
+}
+
+// URLRow is one row of a URL table.
+type URLRow struct {
+	URL      string
+	Status   int // 0: no response
+	Title    string
+	Depth    int
+	Response time.Duration // -1: not measured
+	Blocked  bool
+	ErrKind  string
+	Detail   string // the finding's detail, in a kind's table
+	Crawled  bool   // the URL has a pages row (an external link or a URL left out has none)
+}
+
+var urlSorts = map[string]string{"url": "url", "status": "status", "title": "title", "depth": "depth", "response": "response_ms"}
+
+// likePattern is s as a LIKE pattern matching any text containing it.
+func likePattern(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// AppIndexes are the indexes the app's sorted tables read, created when the app opens a file: every
+// sort is then a walk of an index that stops after one page of rows, at any crawl size. They cost a crawl
+// a little on each pages row written, so only files the app has opened have them.
+const AppIndexes = `
+CREATE INDEX IF NOT EXISTS app_pages_status ON pages(crawl_id, status, url);
+CREATE INDEX IF NOT EXISTS app_pages_title ON pages(crawl_id, title, url);
+CREATE INDEX IF NOT EXISTS app_pages_depth ON pages(crawl_id, depth, url);
+CREATE INDEX IF NOT EXISTS app_pages_response ON pages(crawl_id, response_ms, url);
+CREATE INDEX IF NOT EXISTS app_findings_kind_url ON findings(crawl_id, kind, url);
+`
+
+// AddAppIndexes creates AppIndexes (once per file: they are kept).
+func (s *Store) AddAppIndexes(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, AppIndexes); err != nil {
+		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
+	}
+	return nil
+}
+
+// urlFrom is the FROM and WHERE of q, its arguments and the URL column.
+func urlFrom(crawlID int64, q URLQuery) (from string, args []any, urlCol string) {
+	args = []any{crawlID}
+	if q.Kind == "" {
+		from, urlCol = `FROM pages p WHERE p.crawl_id = ?`, "p.url"
+	} else {
+		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind = ?`, "f.url"
+		args = append(args, q.Kind)
+	}
+	if q.Search != "" {
+		from += ` AND (` + urlCol + ` LIKE ? ESCAPE '\' OR p.title LIKE ? ESCAPE '\')`
+		pat := likePattern(q.Search)
+		args = append(args, pat, pat)
+	}
+	return from, args, urlCol
+}
+
+// CountURLs counts the URLs q selects (its Offset and Limit aside). Without a search the caller knows
+// the count already (crawls.pages, FindingCounts): a count is a walk of every row.
+func CountURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (int, error) {
+	from, args, _ := urlFrom(crawlID, q)
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&n)
+	return n, err
+}
+
+// ListURLs returns one page of the crawl's URLs as q selects them, and whether more follow.
+func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows []URLRow, more bool, err error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	q.Limit = min(q.Limit, 500)
+	q.Offset = max(q.Offset, 0)
+	col, ok := urlSorts[q.Sort]
+	if !ok {
+		col = "url"
+	}
+	dir := "ASC"
+	if q.Desc {
+		dir = "DESC"
+	}
+	from, args, urlCol := urlFrom(crawlID, q)
+	detail := "''"
+	if q.Kind != "" {
+		detail = "f.detail"
+	}
+	order := urlCol
+	if col != "url" {
+		order = "p." + col + " " + dir + ", " + urlCol
+	}
+	query := `SELECT ` + urlCol + `, COALESCE(p.status,0), COALESCE(p.title,''), COALESCE(p.depth,0), COALESCE(p.response_ms,-1),
+		COALESCE(p.blocked_by_robots,0), COALESCE(p.error_kind,''), ` + detail + `, p.url IS NOT NULL ` + from +
+		` ORDER BY ` + order + ` ` + dir + ` LIMIT ? OFFSET ?`
+	res, err := db.QueryContext(ctx, query, append(args, q.Limit+1, q.Offset)...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer res.Close()
+	rows = make([]URLRow, 0, q.Limit)
+	for res.Next() {
+		var r URLRow
+		var resp float64
+		var blocked int
+		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Detail, &r.Crawled); err != nil {
+			return nil, false, err
+		}
+		r.Response, r.Blocked = msDuration(resp), blocked == 1
+		rows = append(rows, r)
+	}
+	if len(rows) > q.Limit {
+		rows, more = rows[:q.Limit], true
+	}
+	return rows, more, res.Err()
+}
+
+// FindingCounts counts the crawl's findings by kind.
+func FindingCounts(ctx context.Context, db *sql.DB, crawlID int64) (map[string]int, error) {
+	rows, err := db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM findings WHERE crawl_id = ? GROUP BY kind`, crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
+
+// URLDetail is everything the crawl holds about one URL.
+type URLDetail struct {
+	URL      string
+	Page     *PageRecord     // nil when the URL has no pages row (an external link, a URL left out)
+	Inlinks  []LinkRecord    // links to it, with their anchor text (at most DetailLinksMax)
+	Outlinks []LinkRecord    // links on it (at most DetailLinksMax)
+	Findings []FindingRecord // about it
+	// InlinksTotal and OutlinksTotal count all of them.
+	InlinksTotal, OutlinksTotal int
+}
+
+// DetailLinksMax caps the inlinks and outlinks a URL's detail lists.
+const DetailLinksMax = 200
+
+// LoadURL reads one URL's detail.
+func LoadURL(ctx context.Context, db *sql.DB, crawlID int64, u string) (*URLDetail, error) {
+	d := &URLDetail{URL: u}
+	pages, err := queryFullPages(ctx, db, `WHERE crawl_id = ? AND url = ?`, crawlID, u)
+	if err != nil {
+		return nil, err
+	}
+	if len(pages) > 0 {
+		d.Page = pages[0]
+	}
+	owner := u
+	if d.Page != nil && d.Page.FinalURL != "" {
+		owner = NormalizeOrSelf(d.Page.FinalURL) // a redirect's links are those of where it ended
+	}
+	if d.Inlinks, d.InlinksTotal, err = loadLinks(ctx, db, `to_url`, crawlID, u); err != nil {
+		return nil, err
+	}
+	if d.Outlinks, d.OutlinksTotal, err = loadLinks(ctx, db, `from_url`, crawlID, owner); err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT url, kind, detail FROM findings WHERE crawl_id = ? AND url = ? ORDER BY id`, crawlID, u)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f FindingRecord
+		if err := rows.Scan(&f.URL, &f.Kind, &f.Detail); err != nil {
+			return nil, err
+		}
+		d.Findings = append(d.Findings, f)
+	}
+	return d, rows.Err()
+}
+
+// loadLinks reads the links whose column col (to_url or from_url, on their indexes) is u.
+func loadLinks(ctx context.Context, db *sql.DB, col string, crawlID int64, u string) ([]LinkRecord, int, error) {
+	var total int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE crawl_id = ? AND `+col+` = ?`, crawlID, u).Scan(&total); err != nil {
+		return nil, 0, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT from_url, to_url, external, nofollow, COALESCE(anchor,''), COALESCE(tag,'')
+		FROM links WHERE crawl_id = ? AND `+col+` = ? ORDER BY rowid LIMIT ?`, crawlID, u, DetailLinksMax)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []LinkRecord
+	for rows.Next() {
+		var l LinkRecord
+		var ext, nf int
+		if err := rows.Scan(&l.From, &l.To, &ext, &nf, &l.Anchor, &l.Tag); err != nil {
+			return nil, 0, err
+		}
+		l.External, l.Nofollow = ext == 1, nf == 1
+		out = append(out, l)
+	}
+	return out, total, rows.Err()
+}
+
+// RobotsStatus is what one host's robots.txt answered a crawl.
+type RobotsStatus struct {
+	Authority string // scheme://host[:port]
+	Status    int    // 0: no response
+	Err       string
+	FetchedAt time.Time
+}
+
+// LoadRobotsStatus reads the robots.txt answers of a crawl, by host.
+func LoadRobotsStatus(ctx context.Context, db *sql.DB, crawlID int64) ([]RobotsStatus, error) {
+	rows, err := db.QueryContext(ctx, `SELECT authority, status, COALESCE(error,''), fetched_at FROM robots_cache WHERE crawl_id = ? ORDER BY authority`, crawlID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RobotsStatus
+	for rows.Next() {
+		var r RobotsStatus
+		var at string
+		if err := rows.Scan(&r.Authority, &r.Status, &r.Err, &at); err != nil {
+			return nil, err
+		}
+		r.FetchedAt = parseTime(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
