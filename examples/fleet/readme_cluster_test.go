@@ -41,25 +41,7 @@ func freeClusterPort(t *testing.T) int {
 // the README's worker command line against it, twice: the fleet crawls
 // the sites once between the two workers.
 func TestREADMEClusterCommands(t *testing.T) {
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not found (CI is set, so this fails): .ci/run installs redis-server and redis-tools", bin)
-			}
-			t.Skipf("%s not installed; install it with: apt-get install redis-server redis-tools", bin)
-		}
-	}
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	var script string
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
-		if strings.Contains(m[1], "redis-cli --cluster create") {
-			script = m[1]
-		}
-	}
-	require.NotEmpty(t, script, "README has the cluster commands")
-	worker := regexp.MustCompile(`(?m)^\./fleet .*cluster=true.*$`).FindString(string(readme))
-	require.NotEmpty(t, worker, "README has the cluster worker command")
+	script, worker := readmeCommands(t, "redis-cli --cluster create", `(?m)^\./fleet .*cluster=true.*$`)
 
 	ports := map[string]string{}
 	for _, p := range []string{"7000", "7001", "7002"} {
@@ -117,4 +99,31 @@ func TestREADMEClusterCommands(t *testing.T) {
 	got := keys(t, sites, all)
 	assert.Equal(t, slices.Compact(slices.Clone(got)), got, "no page fetched twice")
 	assert.Len(t, got, 7+7+3)
+}
+
+// readmeCommands returns the README's sh block that contains marker and
+// the worker command line matching workerLine, after checking that the
+// Redis programs those commands run are installed (a failure under CI, a
+// skip with the install hint elsewhere).
+func readmeCommands(t *testing.T, marker, workerLine string) (script, worker string) {
+	t.Helper()
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not found (CI is set, so this fails): .ci/run installs redis-server and redis-tools", bin)
+			}
+			t.Skipf("%s not installed; install it with: apt-get install redis-server redis-tools", bin)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
+		if strings.Contains(m[1], marker) {
+			script = m[1]
+		}
+	}
+	require.NotEmpty(t, script, "README has the commands with %q", marker)
+	worker = regexp.MustCompile(workerLine).FindString(string(readme))
+	require.NotEmpty(t, worker, "README has the worker command %s", workerLine)
+	return script, worker
 }

@@ -253,25 +253,7 @@ func TestSentinel(t *testing.T) {
 // command line against them, twice: the fleet crawls the sites once
 // between the two workers.
 func TestREADMESentinelCommands(t *testing.T) {
-	for _, bin := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not found (CI is set, so this fails): .ci/run installs redis-server and redis-tools", bin)
-			}
-			t.Skipf("%s not installed; install it with: apt-get install redis-server redis-tools", bin)
-		}
-	}
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	var script string
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(readme), -1) {
-		if strings.Contains(m[1], "--sentinel") {
-			script = m[1]
-		}
-	}
-	require.NotEmpty(t, script, "README has the Sentinel commands")
-	worker := regexp.MustCompile(`(?m)^\./fleet .*master_name=.*$`).FindString(string(readme))
-	require.NotEmpty(t, worker, "README has the Sentinel worker command")
+	script, worker := readmeCommands(t, "--sentinel", `(?m)^\./fleet .*master_name=.*$`)
 
 	// The README's ports, each replaced by a free one in a single pass
 	// (6380 is part of 26380).
