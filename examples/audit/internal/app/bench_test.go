@@ -77,6 +77,9 @@ func BenchmarkURLTableFirstByte(b *testing.B) {
 		{"all-by-response", "?sort=response"},
 		{"broken_link-tab", "?tab=broken_link"},
 		{"search-title", "?q=Product+4242"},
+		{"search-url", "?q=p%2F00123"},
+		{"search-every-page", "?q=Product"},
+		{"search-two-letters", "?q=42"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var first time.Duration
