@@ -56,9 +56,9 @@ func (s *Store) CheckNotBusy(ctx context.Context) error {
 
 // URLQuery selects one page of a crawl's URL table.
 type URLQuery struct {
-	Kind   string // a finding kind: its URLs; "" = every URL of the crawl
-	Search string // a substring of the URL or the title ("" = all)
-	Sort   string // url | status | title | depth | response (anything else: url)
+	Kinds  []string // finding kinds (a category's, or one): the URLs of their findings; none = every URL of the crawl
+	Search string   // a substring of the URL or the title ("" = all)
+	Sort   string   // url | status | title | depth | response (anything else: url)
 	Desc   bool
 	Offset int
 	Limit  int // at most 500; 0 = 100
@@ -73,7 +73,8 @@ type URLRow struct {
 	Response time.Duration // -1: not measured
 	Blocked  bool
 	ErrKind  string
-	Detail   string // the finding's detail, in a kind's table
+	Kind     string // the finding's kind, in a table of kinds
+	Detail   string // the finding's detail, in a table of kinds
 	Crawled  bool   // the URL has a pages row (an external link or a URL left out has none)
 }
 
@@ -190,11 +191,14 @@ func urlFrom(crawlID int64, q URLQuery, match string) (from string, args []any, 
 		// sort's index); the LIKE below decides.
 		from, urlCol = `FROM app_search CROSS JOIN pages p ON p.rowid = app_search.rowid WHERE p.crawl_id = ? AND app_search MATCH ?`, "p.url"
 		args = append(args, match)
-	case q.Kind == "":
+	case len(q.Kinds) == 0:
 		from, urlCol = `FROM pages p WHERE p.crawl_id = ?`, "p.url"
 	default:
-		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind = ?`, "f.url"
-		args = append(args, q.Kind)
+		marks := strings.Repeat(",?", len(q.Kinds))[1:]
+		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind IN (`+marks+`)`, "f.url"
+		for _, k := range q.Kinds {
+			args = append(args, k)
+		}
 	}
 	if q.Search != "" {
 		from += ` AND (` + urlCol + ` LIKE ? ESCAPE '\' OR p.title LIKE ? ESCAPE '\')`
@@ -204,10 +208,10 @@ func urlFrom(crawlID int64, q URLQuery, match string) (from string, args []any, 
 	return from, args, urlCol
 }
 
-// queryMatch is the search index's query for q, "" for a scan: a kind's table is its findings' rows,
+// queryMatch is the search index's query for q, "" for a scan: a table of kinds is their findings' rows,
 // which the index (of pages) does not cover, and is short anyway.
 func queryMatch(ctx context.Context, db *sql.DB, q URLQuery) (string, error) {
-	if q.Kind != "" || q.Search == "" {
+	if len(q.Kinds) > 0 || q.Search == "" {
 		return "", nil
 	}
 	m, err := searchMatch(ctx, db, q.Search)
@@ -250,9 +254,9 @@ func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows 
 		return nil, false, err
 	}
 	from, args, urlCol := urlFrom(crawlID, q, match)
-	detail := "''"
-	if q.Kind != "" {
-		detail = "f.detail"
+	detail := "'', ''"
+	if len(q.Kinds) > 0 {
+		detail = "f.kind, f.detail"
 	}
 	order := urlCol
 	if col != "url" {
@@ -271,7 +275,7 @@ func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows 
 		var r URLRow
 		var resp float64
 		var blocked int
-		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Detail, &r.Crawled); err != nil {
+		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Kind, &r.Detail, &r.Crawled); err != nil {
 			return nil, false, err
 		}
 		r.Response, r.Blocked = msDuration(resp), blocked == 1
