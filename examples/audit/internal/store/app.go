@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -27,9 +28,20 @@ func (e *BusyError) Error() string {
 
 // CheckNotBusy returns a *BusyError when a crawl of the file is running in another live process of this
 // machine (the process recorded in crawl_runs). A crawl whose process died (killed, power loss) does not
-// count: it is resumable, and the file is free.
+// count: it is resumable, and the file is free. It is the early, friendly refusal; the claim itself is
+// BeginCrawl's or ReopenCrawl's, checked again in the transaction that makes it.
 func (s *Store) CheckNotBusy(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id`)
+	return s.checkNotBusy(ctx, s.db)
+}
+
+// querier is a *sql.DB or a *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) checkNotBusy(ctx context.Context, q querier) error {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -47,11 +59,46 @@ func (s *Store) CheckNotBusy(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		if pid, host, ok := lastRun(ctx, s.db, id); ok && runningHere(pid, host) {
+		if pid, host, ok := lastRun(ctx, q, id); ok && runningHere(pid, host) {
 			return &BusyError{Path: s.path, CrawlID: id, PID: pid}
 		}
 	}
 	return nil
+}
+
+// claim runs write (which makes a crawl running and returns its id) in one BEGIN IMMEDIATE transaction
+// with the busy check and the crawl_runs row of this process: the write lock is taken before the check,
+// so of two processes starting crawls of one file at the same instant exactly one gets it, and the other
+// then sees its running crawl (*BusyError).
+func (s *Store) claim(ctx context.Context, write func(*sql.Conn) (int64, error)) (id int64, err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		}
+	}()
+	if err := s.checkNotBusy(ctx, conn); err != nil {
+		return 0, err
+	}
+	if id, err = write(conn); err != nil {
+		return 0, err
+	}
+	host, _ := os.Hostname()
+	if _, err := conn.ExecContext(ctx, `INSERT INTO crawl_runs (crawl_id, pid, host, started_at) VALUES (?,?,?,?)`,
+		id, os.Getpid(), host, fmtTime(time.Now())); err != nil {
+		return 0, err
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return 0, err
+	}
+	return id, nil
 }
 
 // URLQuery selects one page of a crawl's URL table.
