@@ -136,6 +136,7 @@ var funcs = template.FuncMap{
 		}
 		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
 	},
+	"kindTitle": func(kind string) string { return findings.InfoOf(kind).Title },
 	"status": func(status int, blocked bool, errKind string) string {
 		switch {
 		case blocked:
@@ -382,11 +383,12 @@ func (a *App) crawlID(w http.ResponseWriter, r *http.Request) (*store.CrawlRow, 
 	return row, true
 }
 
+// tab is a category's tab (Category set), or a kind's within it (Kind set).
 type tab struct {
-	Kind, Title, Severity string
-	Count                 int
-	Active                bool
-	Href                  string
+	Category, Kind, Title, Severity string
+	Count                           int
+	Active                          bool
+	Href                            string
 }
 
 type column struct {
@@ -396,7 +398,9 @@ type column struct {
 
 type exploreView struct {
 	Crawl    *store.CrawlRow
-	Tabs     []tab
+	Tabs     []tab // All URLs and one per category with findings
+	Kinds    []tab // the active category's kinds
+	Category string
 	Kind     string
 	Info     findings.KindInfo
 	Query    string
@@ -435,7 +439,7 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	q := r.URL.Query()
-	v := exploreView{Crawl: row, Kind: q.Get("tab"), Query: q.Get("q"), Sort: q.Get("sort"), Desc: q.Get("desc") == "1"}
+	v := exploreView{Crawl: row, Category: q.Get("cat"), Kind: q.Get("kind"), Query: q.Get("q"), Sort: q.Get("sort"), Desc: q.Get("desc") == "1"}
 	if v.Sort == "" {
 		v.Sort = "url"
 	}
@@ -449,9 +453,24 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 	if v.Kind != "" && counts[v.Kind] == 0 {
 		v.Kind = ""
 	}
+	if v.Kind != "" {
+		v.Category = findings.InfoOf(v.Kind).Category // a kind's link needs no category
+	}
+	byCategory := map[string]int{}
+	worst := map[string]string{} // a category's most severe kind's severity: its colour
+	for _, k := range findings.OrderedKinds(counts) {
+		info := findings.InfoOf(k)
+		if byCategory[info.Category] == 0 || findings.KindRank(k) < findings.KindRank(worst[info.Category]) {
+			worst[info.Category] = k
+		}
+		byCategory[info.Category] += counts[k]
+	}
+	if byCategory[v.Category] == 0 {
+		v.Category = ""
+	}
 	link := func(change map[string]string) string {
 		u := url.Values{}
-		for _, k := range []string{"tab", "q", "sort", "desc", "offset", "url"} {
+		for _, k := range []string{"cat", "kind", "q", "sort", "desc", "offset", "url"} {
 			if val := q.Get(k); val != "" {
 				u.Set(k, val)
 			}
@@ -469,16 +488,33 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 		}
 		return s
 	}
-	v.Tabs = append(v.Tabs, tab{Title: "All URLs", Count: row.Pages, Active: v.Kind == "", Href: link(map[string]string{"tab": "", "offset": "", "url": ""})})
-	for _, k := range findings.OrderedKinds(counts) {
-		info := findings.InfoOf(k)
-		v.Tabs = append(v.Tabs, tab{Kind: k, Title: info.Title, Severity: info.Severity.String(), Count: counts[k], Active: v.Kind == k,
-			Href: link(map[string]string{"tab": k, "offset": "", "url": ""})})
+	v.Tabs = append(v.Tabs, tab{Title: "All URLs", Count: row.Pages, Active: v.Category == "",
+		Href: link(map[string]string{"cat": "", "kind": "", "offset": "", "url": ""})})
+	for _, c := range findings.Categories {
+		if byCategory[c] > 0 {
+			v.Tabs = append(v.Tabs, tab{Category: c, Title: c, Severity: findings.InfoOf(worst[c]).Severity.String(), Count: byCategory[c], Active: v.Category == c,
+				Href: link(map[string]string{"cat": c, "kind": "", "offset": "", "url": ""})})
+		}
+	}
+	var kinds []string // the table's kinds: the chosen one, or the category's
+	if v.Category != "" {
+		v.Kinds = append(v.Kinds, tab{Category: v.Category, Title: "All " + v.Category, Count: byCategory[v.Category], Active: v.Kind == "",
+			Href: link(map[string]string{"kind": "", "offset": "", "url": ""})})
+		for _, k := range findings.KindsOf(v.Category) {
+			if counts[k] == 0 {
+				continue
+			}
+			kinds = append(kinds, k)
+			info := findings.InfoOf(k)
+			v.Kinds = append(v.Kinds, tab{Category: v.Category, Kind: k, Title: info.Title, Severity: info.Severity.String(), Count: counts[k], Active: v.Kind == k,
+				Href: link(map[string]string{"kind": k, "offset": "", "url": ""})})
+		}
 	}
 	if v.Kind != "" {
 		v.Info = findings.InfoOf(v.Kind)
+		kinds = []string{v.Kind}
 	}
-	uq := store.URLQuery{Kind: v.Kind, Search: v.Query, Sort: v.Sort, Desc: v.Desc, Offset: offset, Limit: pageSize}
+	uq := store.URLQuery{Kinds: kinds, Search: v.Query, Sort: v.Sort, Desc: v.Desc, Offset: offset, Limit: pageSize}
 	var more bool
 	if v.Rows, more, err = store.ListURLs(ctx, a.db, row.ID, uq); err != nil {
 		a.fail(w, err)
@@ -490,6 +526,8 @@ func (a *App) explore(w http.ResponseWriter, r *http.Request) {
 		v.Total, err = store.CountURLs(ctx, a.db, row.ID, uq)
 	case v.Kind != "":
 		v.Total = counts[v.Kind]
+	case v.Category != "":
+		v.Total = byCategory[v.Category]
 	default:
 		v.Total = row.Pages
 	}

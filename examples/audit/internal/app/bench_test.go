@@ -75,8 +75,12 @@ func BenchmarkURLTableFirstByte(b *testing.B) {
 		{"all-by-url-page-500", "?offset=50000"},
 		{"all-by-status-desc", "?sort=status&desc=1"},
 		{"all-by-response", "?sort=response"},
-		{"broken_link-tab", "?tab=broken_link"},
+		{"links-tab", "?cat=Links"},
+		{"broken_link-in-links-tab", "?cat=Links&kind=broken_link"},
 		{"search-title", "?q=Product+4242"},
+		{"search-url", "?q=p%2F00123"},
+		{"search-every-page", "?q=Product"},
+		{"search-two-letters", "?q=42"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var first time.Duration

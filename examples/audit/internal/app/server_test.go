@@ -218,3 +218,39 @@ func TestReportAndExports(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, body, "cannot be compared with itself")
 }
+
+// The explore view has a tab per category of the crawl's findings, with the category's count; a
+// category lists its kinds with their counts and its table has the findings of all of them, a kind
+// within it only its own. A kind's link alone opens its category.
+func TestCategoryTabs(t *testing.T) {
+	st := newSite(t, map[string]string{"/": `<title>Home</title><a href="/gone">gone</a><a href="http://elsewhere.test/x">out</a><a href="/untitled">u</a>`,
+		"/untitled": `<p>no title</p>`})
+	s := serve(t, nil)
+	c := s.client(t)
+	code, _ := s.post(t, c, "/crawl", crawlForm(st.URL+"/", "gap", "0s"))
+	require.Equal(t, http.StatusOK, code)
+	s.app.Wait()
+
+	_, body := get(t, c, s.base+"/crawls/1")
+	assert.Contains(t, body, `data-category="Links">Links <span class="count">2</span>`, "broken_link and external_link")
+	assert.Contains(t, body, `data-category="Titles">Titles <span class="count">1</span>`)
+	assert.NotContains(t, body, `data-category="Sitemaps"`, "no tab for a category without findings")
+	assert.NotContains(t, body, `id="kinds"`)
+
+	_, body = get(t, c, s.base+"/crawls/1?cat=Links")
+	assert.Contains(t, body, `data-kind="broken_link">Broken internal link <span class="count">1</span>`)
+	assert.Contains(t, body, `data-kind="external_link">External link <span class="count">1</span>`)
+	assert.NotContains(t, body, `data-kind="title_missing"`, "only the category's kinds")
+	assert.Contains(t, body, st.URL+"/gone")
+	assert.Contains(t, body, "http://elsewhere.test/x")
+	assert.NotContains(t, body, st.URL+"/untitled</a>", "a Titles finding is not in the Links table")
+	assert.NotContains(t, body, `id="advice"`)
+
+	for _, q := range []string{"?cat=Links&kind=broken_link", "?kind=broken_link"} {
+		_, body = get(t, c, s.base+"/crawls/1"+q)
+		assert.Contains(t, body, `class="tab error active" data-category="Links"`, q)
+		assert.Contains(t, body, `id="advice"`, q)
+		assert.Contains(t, body, st.URL+"/gone", q)
+		assert.NotContains(t, body, "http://elsewhere.test/x</a>", q)
+	}
+}

@@ -59,6 +59,13 @@ func (c *Crawler) Ending(res CrawlResult) *Ending {
 // after an interrupted crawl too, with a fresh context: what was crawled is kept and reported.
 func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	res := e.Res
+	var busy *store.BusyError
+	if errors.As(res.Err, &busy) {
+		// Another process claimed the file first (store.BeginCrawl, ReopenCrawl): this run wrote nothing,
+		// and the running crawl is not this one's to finish.
+		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(busy.Error()))
+		return ExitUsage
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	werr := e.st.Flush()

@@ -42,10 +42,7 @@ func ResumeConfig(cfg *Config, row *store.CrawlRow) error {
 func (c *Crawler) resumeCrawl(ctx context.Context) error {
 	id := c.Resume.ID
 	st := c.St
-	if err := st.ReopenCrawl(ctx, id); err != nil {
-		return err
-	}
-	if err := st.RecordRun(ctx); err != nil {
+	if err := st.ReopenCrawl(ctx, id); err != nil { // with this process's crawl_runs row
 		return err
 	}
 	pages, err := st.LoadPages(ctx)
@@ -142,14 +139,10 @@ func resumedFrom(pages []*store.PageRecord, linkOwners []string, reqs []store.Re
 
 // keepProgress keeps the crawls row current while the crawl runs, for a resume after a crash: the
 // request and page counts with every transaction, and the 429 slowdown as soon as it trips. resumed is
-// the crawl being resumed (nil for a new one), whose run row exists already and whose slowdown, if it
-// tripped, is recorded already. It returns the function that stops it (before the writer stops).
+// the crawl being resumed (nil for a new one), whose slowdown, if it tripped, is recorded already (the
+// run's crawl_runs row is BeginCrawl's or ReopenCrawl's). It returns the function that stops it (before
+// the writer stops).
 func keepProgress(st *store.Store, resumed *store.CrawlRow, count *counters, slow *backoff.Slowdown) (stop func()) {
-	if resumed == nil {
-		if err := st.RecordRun(context.Background()); err != nil {
-			st.SetErr(err)
-		}
-	}
 	st.KeepTotals(func() (requests, pages int64) { return count.requests.Load(), count.pages.Load() })
 	done := make(chan struct{})
 	exited := make(chan struct{})

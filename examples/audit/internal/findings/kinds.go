@@ -30,57 +30,81 @@ type KindInfo struct {
 	Severity severity // error, warning or notice: the report\'s colour and order
 	Title    string   // a short human name
 	Advice   string   // one line: why it matters and how to fix it
+	Category string   // one of Categories: the app's tab of the kind
 }
+
+// The categories of the kinds, as SEO crawlers (Screaming Frog's tabs) group them.
+const (
+	CatResponseCodes = "Response codes"
+	CatLinks         = "Links"
+	CatURL           = "URL"
+	CatTitles        = "Titles"
+	CatDescriptions  = "Descriptions"
+	CatHeadings      = "Headings"
+	CatContent       = "Content"
+	CatCanonicals    = "Canonicals"
+	CatDirectives    = "Directives"
+	CatHreflang      = "Hreflang"
+	CatSitemaps      = "Sitemaps"
+	CatSecurity      = "Security"
+	CatRendering     = "Rendering"
+	CatSite          = "Site"
+)
+
+// Categories are every category a kind may have, in the order of the app's tabs. Some have no kind yet
+// (URL, Content, Hreflang): they name where such checks belong.
+var Categories = []string{CatResponseCodes, CatLinks, CatURL, CatTitles, CatDescriptions, CatHeadings, CatContent, CatCanonicals,
+	CatDirectives, CatHreflang, CatSitemaps, CatSecurity, CatRendering, CatSite}
 
 // kindTable is the one place where every finding kind gets its severity and advice. A test checks that
 // every kind analyze can emit (every k* constant) has a row, so a new kind cannot reach the report
 // without one.
 var kindTable = []KindInfo{
-	{KindBrokenLink, SevError, "Broken internal link", "Visitors and crawlers following these links reach an error page: restore the page, redirect it, or change the links to it."},
-	{KindBrokenPage, SevError, "Broken page", "The start page or a sitemap URL answers an error and no crawled page links to it: restore it or remove it from the sitemap."},
-	{KindRedirectLoop, SevError, "Redirect loop", "The redirects lead back to a URL already visited, so the page can never be reached: make the chain end at a page that answers 200."},
-	{KindTooManyRedirects, SevError, "Too many redirects", "More than ten hops: browsers and crawlers give up before the end; redirect straight to the final URL."},
-	{KindBadRedirect, SevError, "Bad redirect", "A redirect without a usable Location header leads nowhere: send a valid absolute or relative Location."},
-	{KindTitleMissing, SevError, "Title missing", "The title is the headline of a search result; without one, search engines invent it: add a unique <title>."},
-	{KindTitleEmpty, SevError, "Title empty", "An empty <title> is as bad as none: write a short, unique title for the page."},
-	{KindSitemapBroken, SevError, "Sitemap URL broken", "A sitemap should list only pages that work: fix the page or remove it from the sitemap."},
-	{KindSitemapError, SevError, "Sitemap unreadable", "A sitemap that cannot be fetched or parsed tells search engines nothing: fix its URL, status or format."},
-	{KindRedirectChain, sevWarning, "Redirect chain", "Each extra hop costs time and crawl budget and may lose link value: point links and the first redirect at the final URL."},
-	{KindRedirectBlocked, sevWarning, "Redirect to a blocked URL", "The redirect target is off limits by robots.txt, so crawlers stop there: redirect elsewhere or allow the target."},
-	{KindLinkToBlocked, sevWarning, "Link to a blocked URL", "Internal links point at URLs robots.txt disallows: crawlers cannot follow them; unlink them or allow them if they should be found."},
-	{KindTitleDuplicate, sevWarning, "Duplicate title", "Pages sharing a title compete with each other in search results: give each page its own title."},
-	{KindTitleMultiple, sevWarning, "Several titles", "Only one <title> counts and which one is up to the reader: keep exactly one."},
-	{KindDescMissing, sevWarning, "Description missing", "Without a meta description search engines pick a snippet themselves: write one that sums up the page."},
-	{KindDescDuplicate, sevWarning, "Duplicate description", "The same snippet on several pages does not tell searchers which to choose: write one per page."},
-	{KindH1Missing, sevWarning, "H1 missing", "The main heading tells readers and crawlers what the page is about: add one <h1>."},
-	{KindSitemapRedirected, sevWarning, "Sitemap URL redirects", "Sitemaps should list final URLs: replace the listed URL with where it redirects to."},
-	{KindSitemapBlocked, sevWarning, "Sitemap URL blocked", "The sitemap lists a URL robots.txt disallows, a contradiction: remove it from the sitemap or allow it."},
-	{KindSitemapNonCanon, sevWarning, "Sitemap URL not canonical", "The listed page names another URL as canonical: list the canonical URL instead."},
-	{KindSitemapSkipped, sevWarning, "Sitemap entries skipped", "Entries that are invalid, repeated or outside the sitemap's own scope are ignored by search engines: fix or remove them."},
-	{KindRenderRobotsMeta, sevWarning, "Robots meta changed by JavaScript", "The page's script changes its meta robots (adds noindex, say): crawlers that read the HTML alone obey another rule than the browser; put the intended rule in the HTML."},
-	{KindRenderCanonical, sevWarning, "Canonical changed by JavaScript", "The canonical in the HTML is not the one the script ends with: search engines may use either; serve the intended canonical in the HTML."},
-	{KindRenderTitle, sevWarning, "Title changed by JavaScript", "Crawlers that do not run JavaScript see another title than visitors: serve the final title in the HTML."},
-	{KindRenderLinksOnly, sevWarning, "Links only after JavaScript", "These internal links exist only once the script has run: crawlers that read the HTML cannot follow them; put them in the HTML."},
-	{KindRenderBlocked, sevWarning, "Page resource blocked by robots.txt", "robots.txt forbids a script, stylesheet or request the page needs, so search engines cannot render it as visitors see it: allow it."},
-	{KindRenderFailed, sevWarning, "Page resource failed", "A script, stylesheet, image or request of the page answered an error or did not answer: fix or remove it."},
-	{KindRenderJSError, sevWarning, "JavaScript error", "The page's script threw an error while loading, so part of the page may not appear: fix the script."},
-	{KindRefusesCrawler, sevWarning, "Site refuses the crawler", "The site answers 401/403 to this user agent for robots.txt and the start page, a block by user agent, so nothing was audited: if the audit is wanted, lift the rule for the crawler or run it with a user agent the site allows."},
-	{KindBotProtection, sevWarning, "Blocked by bot protection", "Bot protection (Cloudflare, Akamai, DataDome...) answered the crawler with a challenge or block instead of the page, so it was not audited: allow the crawler's user agent in the protection's rules, or audit from an allowed address."},
-	{KindSlowedDown, sevWarning, "Crawl slowed down", "The server answered 429 Too Many Requests, so the rest of the crawl ran one request at a time: check rate limits if the audit was wanted."},
-	{KindRedirect, sevNotice, "Redirect", "One hop is fine for moved pages, but internal links should point straight at the final URL."},
-	{KindRedirectOffsite, sevNotice, "Redirect to another site", "The redirect leaves the site, so the audit does not follow it: check that it is intended."},
-	{KindTitleTooLong, sevNotice, "Title too long", "Titles over 60 characters are cut in search results: put what matters first or shorten it."},
-	{KindDescMultiple, sevNotice, "Several descriptions", "Only one meta description is used: keep exactly one."},
-	{KindRenderH1, sevNotice, "H1 changed by JavaScript", "The main heading in the HTML is not the one the script ends with: check that crawlers reading the HTML see a fitting one."},
-	{KindH1Multiple, sevNotice, "Several H1", "Several main headings blur what the page is about: usually one <h1> is clearer."},
-	{KindNoindex, sevNotice, "Noindex", "The page asks not to be indexed and will not appear in search results: check that this is intended."},
-	{KindCanonicalElsewhere, sevNotice, "Canonicalised elsewhere", "The page names another URL as canonical, so that URL is indexed instead: check that it is intended."},
-	{KindSitemapNotCrawled, sevNotice, "Sitemap URL not crawled", "The page limit was used up by linked pages first: raise -max-pages to audit these too."},
-	{KindSitemapOverHold, sevNotice, "Sitemap URLs over the limit", "Past the 50,000 sitemap URLs held for crawling: split the audit or raise the limit to audit them."},
-	{KindExternalLink, sevNotice, "External link", "Links to other sites are recorded, never requested: check them with a link checker if they matter."},
-	{KindLLMSTxt, sevNotice, "llms.txt", "Whether the site publishes /llms.txt, a Markdown summary for language-model tools; optional."},
-	{KindWordPress, sevNotice, "WordPress", "The site looks like WordPress, so the four WordPress requests were made; their answers are listed as wordpress_probe."},
-	{KindWordPressProbe, sevNotice, "WordPress endpoint", "What a public WordPress endpoint answers: close /xmlrpc.php and restrict /wp-json/ if you do not use them."},
+	{KindBrokenLink, SevError, "Broken internal link", "Visitors and crawlers following these links reach an error page: restore the page, redirect it, or change the links to it.", CatLinks},
+	{KindBrokenPage, SevError, "Broken page", "The start page or a sitemap URL answers an error and no crawled page links to it: restore it or remove it from the sitemap.", CatResponseCodes},
+	{KindRedirectLoop, SevError, "Redirect loop", "The redirects lead back to a URL already visited, so the page can never be reached: make the chain end at a page that answers 200.", CatResponseCodes},
+	{KindTooManyRedirects, SevError, "Too many redirects", "More than ten hops: browsers and crawlers give up before the end; redirect straight to the final URL.", CatResponseCodes},
+	{KindBadRedirect, SevError, "Bad redirect", "A redirect without a usable Location header leads nowhere: send a valid absolute or relative Location.", CatResponseCodes},
+	{KindTitleMissing, SevError, "Title missing", "The title is the headline of a search result; without one, search engines invent it: add a unique <title>.", CatTitles},
+	{KindTitleEmpty, SevError, "Title empty", "An empty <title> is as bad as none: write a short, unique title for the page.", CatTitles},
+	{KindSitemapBroken, SevError, "Sitemap URL broken", "A sitemap should list only pages that work: fix the page or remove it from the sitemap.", CatSitemaps},
+	{KindSitemapError, SevError, "Sitemap unreadable", "A sitemap that cannot be fetched or parsed tells search engines nothing: fix its URL, status or format.", CatSitemaps},
+	{KindRedirectChain, sevWarning, "Redirect chain", "Each extra hop costs time and crawl budget and may lose link value: point links and the first redirect at the final URL.", CatResponseCodes},
+	{KindRedirectBlocked, sevWarning, "Redirect to a blocked URL", "The redirect target is off limits by robots.txt, so crawlers stop there: redirect elsewhere or allow the target.", CatResponseCodes},
+	{KindLinkToBlocked, sevWarning, "Link to a blocked URL", "Internal links point at URLs robots.txt disallows: crawlers cannot follow them; unlink them or allow them if they should be found.", CatLinks},
+	{KindTitleDuplicate, sevWarning, "Duplicate title", "Pages sharing a title compete with each other in search results: give each page its own title.", CatTitles},
+	{KindTitleMultiple, sevWarning, "Several titles", "Only one <title> counts and which one is up to the reader: keep exactly one.", CatTitles},
+	{KindDescMissing, sevWarning, "Description missing", "Without a meta description search engines pick a snippet themselves: write one that sums up the page.", CatDescriptions},
+	{KindDescDuplicate, sevWarning, "Duplicate description", "The same snippet on several pages does not tell searchers which to choose: write one per page.", CatDescriptions},
+	{KindH1Missing, sevWarning, "H1 missing", "The main heading tells readers and crawlers what the page is about: add one <h1>.", CatHeadings},
+	{KindSitemapRedirected, sevWarning, "Sitemap URL redirects", "Sitemaps should list final URLs: replace the listed URL with where it redirects to.", CatSitemaps},
+	{KindSitemapBlocked, sevWarning, "Sitemap URL blocked", "The sitemap lists a URL robots.txt disallows, a contradiction: remove it from the sitemap or allow it.", CatSitemaps},
+	{KindSitemapNonCanon, sevWarning, "Sitemap URL not canonical", "The listed page names another URL as canonical: list the canonical URL instead.", CatSitemaps},
+	{KindSitemapSkipped, sevWarning, "Sitemap entries skipped", "Entries that are invalid, repeated or outside the sitemap's own scope are ignored by search engines: fix or remove them.", CatSitemaps},
+	{KindRenderRobotsMeta, sevWarning, "Robots meta changed by JavaScript", "The page's script changes its meta robots (adds noindex, say): crawlers that read the HTML alone obey another rule than the browser; put the intended rule in the HTML.", CatRendering},
+	{KindRenderCanonical, sevWarning, "Canonical changed by JavaScript", "The canonical in the HTML is not the one the script ends with: search engines may use either; serve the intended canonical in the HTML.", CatRendering},
+	{KindRenderTitle, sevWarning, "Title changed by JavaScript", "Crawlers that do not run JavaScript see another title than visitors: serve the final title in the HTML.", CatRendering},
+	{KindRenderLinksOnly, sevWarning, "Links only after JavaScript", "These internal links exist only once the script has run: crawlers that read the HTML cannot follow them; put them in the HTML.", CatRendering},
+	{KindRenderBlocked, sevWarning, "Page resource blocked by robots.txt", "robots.txt forbids a script, stylesheet or request the page needs, so search engines cannot render it as visitors see it: allow it.", CatRendering},
+	{KindRenderFailed, sevWarning, "Page resource failed", "A script, stylesheet, image or request of the page answered an error or did not answer: fix or remove it.", CatRendering},
+	{KindRenderJSError, sevWarning, "JavaScript error", "The page's script threw an error while loading, so part of the page may not appear: fix the script.", CatRendering},
+	{KindRefusesCrawler, sevWarning, "Site refuses the crawler", "The site answers 401/403 to this user agent for robots.txt and the start page, a block by user agent, so nothing was audited: if the audit is wanted, lift the rule for the crawler or run it with a user agent the site allows.", CatSite},
+	{KindBotProtection, sevWarning, "Blocked by bot protection", "Bot protection (Cloudflare, Akamai, DataDome...) answered the crawler with a challenge or block instead of the page, so it was not audited: allow the crawler's user agent in the protection's rules, or audit from an allowed address.", CatResponseCodes},
+	{KindSlowedDown, sevWarning, "Crawl slowed down", "The server answered 429 Too Many Requests, so the rest of the crawl ran one request at a time: check rate limits if the audit was wanted.", CatSite},
+	{KindRedirect, sevNotice, "Redirect", "One hop is fine for moved pages, but internal links should point straight at the final URL.", CatResponseCodes},
+	{KindRedirectOffsite, sevNotice, "Redirect to another site", "The redirect leaves the site, so the audit does not follow it: check that it is intended.", CatResponseCodes},
+	{KindTitleTooLong, sevNotice, "Title too long", "Titles over 60 characters are cut in search results: put what matters first or shorten it.", CatTitles},
+	{KindDescMultiple, sevNotice, "Several descriptions", "Only one meta description is used: keep exactly one.", CatDescriptions},
+	{KindRenderH1, sevNotice, "H1 changed by JavaScript", "The main heading in the HTML is not the one the script ends with: check that crawlers reading the HTML see a fitting one.", CatRendering},
+	{KindH1Multiple, sevNotice, "Several H1", "Several main headings blur what the page is about: usually one <h1> is clearer.", CatHeadings},
+	{KindNoindex, sevNotice, "Noindex", "The page asks not to be indexed and will not appear in search results: check that this is intended.", CatDirectives},
+	{KindCanonicalElsewhere, sevNotice, "Canonicalised elsewhere", "The page names another URL as canonical, so that URL is indexed instead: check that it is intended.", CatCanonicals},
+	{KindSitemapNotCrawled, sevNotice, "Sitemap URL not crawled", "The page limit was used up by linked pages first: raise -max-pages to audit these too.", CatSitemaps},
+	{KindSitemapOverHold, sevNotice, "Sitemap URLs over the limit", "Past the 50,000 sitemap URLs held for crawling: split the audit or raise the limit to audit them.", CatSitemaps},
+	{KindExternalLink, sevNotice, "External link", "Links to other sites are recorded, never requested: check them with a link checker if they matter.", CatLinks},
+	{KindLLMSTxt, sevNotice, "llms.txt", "Whether the site publishes /llms.txt, a Markdown summary for language-model tools; optional.", CatSite},
+	{KindWordPress, sevNotice, "WordPress", "The site looks like WordPress, so the four WordPress requests were made; their answers are listed as wordpress_probe.", CatSite},
+	{KindWordPressProbe, sevNotice, "WordPress endpoint", "What a public WordPress endpoint answers: close /xmlrpc.php and restrict /wp-json/ if you do not use them.", CatSecurity},
 }
 
 // kindIndex finds a kind's row; kinds not in the table (none, a test makes sure) read as notices.
@@ -97,7 +121,18 @@ func InfoOf(kind string) KindInfo {
 	if i, ok := kindIndex[kind]; ok {
 		return kindTable[i]
 	}
-	return KindInfo{Kind: kind, Severity: sevNotice, Title: kind}
+	return KindInfo{Kind: kind, Severity: sevNotice, Title: kind, Category: CatSite}
+}
+
+// KindsOf lists the kinds of a category in the report's order.
+func KindsOf(category string) []string {
+	var ks []string
+	for _, k := range kindOrder {
+		if InfoOf(k).Category == category {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }
 
 // KindRank orders kinds for the report: by severity, then by the table's order.

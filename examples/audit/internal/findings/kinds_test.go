@@ -82,7 +82,37 @@ func TestEveryFindingKindHasSeverityAndAdvice(t *testing.T) {
 	assert.Equal(t, "error", InfoOf(KindBrokenLink).Severity.String())
 	assert.Equal(t, "warning", InfoOf(KindRedirectChain).Severity.String())
 	assert.Equal(t, "notice", InfoOf(KindExternalLink).Severity.String())
-	assert.Equal(t, KindInfo{Kind: "no_such_kind", Severity: sevNotice, Title: "no_such_kind"}, InfoOf("no_such_kind"))
+	assert.Equal(t, KindInfo{Kind: "no_such_kind", Severity: sevNotice, Title: "no_such_kind", Category: CatSite}, InfoOf("no_such_kind"))
+}
+
+// Every kind has a category from the fixed list (the app's tabs), and KindsOf lists each category's kinds
+// exactly once across the categories.
+func TestEveryFindingKindHasACategory(t *testing.T) {
+	fixed := map[string]bool{}
+	for _, c := range []string{"Response codes", "Links", "URL", "Titles", "Descriptions", "Headings", "Content", "Canonicals",
+		"Directives", "Hreflang", "Sitemaps", "Security", "Rendering", "Site"} {
+		fixed[c] = true
+	}
+	assert.Len(t, Categories, len(fixed))
+	for _, c := range Categories {
+		assert.True(t, fixed[c], "category %q is not one of the fixed list", c)
+	}
+	listed := map[string]string{}
+	for _, c := range Categories {
+		for _, k := range KindsOf(c) {
+			_, twice := listed[k]
+			assert.False(t, twice, "%q in two categories", k)
+			listed[k] = c
+		}
+	}
+	for _, k := range findingKinds(t) {
+		info := InfoOf(k)
+		assert.True(t, fixed[info.Category], "finding kind %q has category %q, not one of the fixed list", k, info.Category)
+		assert.Equal(t, info.Category, listed[k], "KindsOf(%q) lists %q", info.Category, k)
+	}
+	assert.Equal(t, CatLinks, InfoOf(KindBrokenLink).Category)
+	assert.Equal(t, CatTitles, InfoOf(KindTitleDuplicate).Category)
+	assert.Empty(t, KindsOf("No such category"))
 }
 
 // The README's table of finding kinds is this table: same kinds, order, severities and advice.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -27,9 +28,20 @@ func (e *BusyError) Error() string {
 
 // CheckNotBusy returns a *BusyError when a crawl of the file is running in another live process of this
 // machine (the process recorded in crawl_runs). A crawl whose process died (killed, power loss) does not
-// count: it is resumable, and the file is free.
+// count: it is resumable, and the file is free. It is the early, friendly refusal; the claim itself is
+// BeginCrawl's or ReopenCrawl's, checked again in the transaction that makes it.
 func (s *Store) CheckNotBusy(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id`)
+	return s.checkNotBusy(ctx, s.db)
+}
+
+// querier is a *sql.DB or a *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) checkNotBusy(ctx context.Context, q querier) error {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id`)
 	if err != nil {
 		return err
 	}
@@ -47,18 +59,53 @@ func (s *Store) CheckNotBusy(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		if pid, host, ok := lastRun(ctx, s.db, id); ok && runningHere(pid, host) {
+		if pid, host, ok := lastRun(ctx, q, id); ok && runningHere(pid, host) {
 			return &BusyError{Path: s.path, CrawlID: id, PID: pid}
 		}
 	}
 	return nil
 }
 
+// claim runs write (which makes a crawl running and returns its id) in one BEGIN IMMEDIATE transaction
+// with the busy check and the crawl_runs row of this process: the write lock is taken before the check,
+// so of two processes starting crawls of one file at the same instant exactly one gets it, and the other
+// then sees its running crawl (*BusyError).
+func (s *Store) claim(ctx context.Context, write func(*sql.Conn) (int64, error)) (id int64, err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+		}
+	}()
+	if err := s.checkNotBusy(ctx, conn); err != nil {
+		return 0, err
+	}
+	if id, err = write(conn); err != nil {
+		return 0, err
+	}
+	host, _ := os.Hostname()
+	if _, err := conn.ExecContext(ctx, `INSERT INTO crawl_runs (crawl_id, pid, host, started_at) VALUES (?,?,?,?)`,
+		id, os.Getpid(), host, fmtTime(time.Now())); err != nil {
+		return 0, err
+	}
+	if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
 // URLQuery selects one page of a crawl's URL table.
 type URLQuery struct {
-	Kind   string // a finding kind: its URLs; "" = every URL of the crawl
-	Search string // a substring of the URL or the title ("" = all)
-	Sort   string // url | status | title | depth | response (anything else: url)
+	Kinds  []string // finding kinds (a category's, or one): the URLs of their findings; none = every URL of the crawl
+	Search string   // a substring of the URL or the title ("" = all)
+	Sort   string   // url | status | title | depth | response (anything else: url)
 	Desc   bool
 	Offset int
 	Limit  int // at most 500; 0 = 100
@@ -73,7 +120,8 @@ type URLRow struct {
 	Response time.Duration // -1: not measured
 	Blocked  bool
 	ErrKind  string
-	Detail   string // the finding's detail, in a kind's table
+	Kind     string // the finding's kind, in a table of kinds
+	Detail   string // the finding's detail, in a table of kinds
 	Crawled  bool   // the URL has a pages row (an external link or a URL left out has none)
 }
 
@@ -94,24 +142,110 @@ CREATE INDEX IF NOT EXISTS app_pages_title ON pages(crawl_id, title, url);
 CREATE INDEX IF NOT EXISTS app_pages_depth ON pages(crawl_id, depth, url);
 CREATE INDEX IF NOT EXISTS app_pages_response ON pages(crawl_id, response_ms, url);
 CREATE INDEX IF NOT EXISTS app_findings_kind_url ON findings(crawl_id, kind, url);
+` + appSearch
+
+// appSearch is the search box's index: an FTS5 trigram table of each pages row's URL and title, keyed by
+// the row's rowid and kept by triggers, so a crawl of a file the app has opened keeps it too. It only
+// narrows a search down (every row whose URL or title contains the text is among its matches); the LIKE
+// of the query decides, so results are those of a plain substring scan. A row replaced by INSERT OR
+// REPLACE leaves its old rowid behind here, which matches no pages row: stale, never wrong.
+const appSearch = `
+CREATE VIRTUAL TABLE IF NOT EXISTS app_search USING fts5(url, title, tokenize = 'trigram');
+CREATE TRIGGER IF NOT EXISTS app_search_insert AFTER INSERT ON pages BEGIN
+	INSERT OR REPLACE INTO app_search(rowid, url, title) VALUES (new.rowid, new.url, COALESCE(new.title, ''));
+END;
+CREATE TRIGGER IF NOT EXISTS app_search_update AFTER UPDATE OF url, title ON pages BEGIN
+	INSERT OR REPLACE INTO app_search(rowid, url, title) VALUES (new.rowid, new.url, COALESCE(new.title, ''));
+END;
+CREATE TRIGGER IF NOT EXISTS app_search_delete AFTER DELETE ON pages BEGIN
+	DELETE FROM app_search WHERE rowid = old.rowid;
+END;
 `
 
-// AddAppIndexes creates AppIndexes (once per file: they are kept).
+// searchMinRunes is the shortest search the trigram index answers; a shorter one is a scan.
+const searchMinRunes = 3
+
+// AddAppIndexes creates AppIndexes (once per file: they are kept), filling the search index from the
+// pages already written when it is new.
 func (s *Store) AddAppIndexes(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, AppIndexes); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	var had int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'app_search'`).Scan(&had); err != nil {
+		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
+	}
+	if _, err := tx.ExecContext(ctx, AppIndexes); err != nil {
+		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
+	}
+	if had == 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO app_search(rowid, url, title) SELECT rowid, url, COALESCE(title, '') FROM pages`); err != nil {
+			return fmt.Errorf("%s: filling the app's search index: %w", s.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("%s: adding the app's indexes: %w", s.path, err)
 	}
 	return nil
 }
 
+// searchIndexMaxRows is the most rows the search index may hand a search: past that, a scan of the
+// crawl's pages is quicker (BenchmarkURLTableFirstByte: search-every-page).
+const searchIndexMaxRows = 10_000
+
+// searchMatch is the FTS5 query narrowing a search for s down, "" when a scan is quicker: s shorter
+// than a trigram, or so common that the index has more than searchIndexMaxRows rows for it (a search for
+// "Product" on a shop whose every title says it), which a first look at most that many rows tells.
+func searchMatch(ctx context.Context, db *sql.DB, s string) (string, error) {
+	m := trigramQuery(s)
+	if m == "" {
+		return "", nil
+	}
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT rowid FROM app_search WHERE app_search MATCH ? LIMIT ?)`, m, searchIndexMaxRows+1).Scan(&n)
+	if err != nil || n > searchIndexMaxRows {
+		return "", err
+	}
+	return m, nil
+}
+
+// trigramQuery is an FTS5 query matching every row that has each three-character piece of s somewhere
+// (a superset of the rows containing s), "" when s is shorter than that: an AND of one-trigram phrases,
+// which FTS5 answers by seeking through the pieces' lists, where a phrase of a common word
+// ("Product 42") reads every row's positions.
+func trigramQuery(s string) string {
+	r := []rune(s)
+	seen := map[string]bool{}
+	var terms []string
+	for i := 0; i+searchMinRunes <= len(r); i++ {
+		t := string(r[i : i+searchMinRunes])
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		}
+	}
+	return strings.Join(terms, " AND ")
+}
+
 // urlFrom is the FROM and WHERE of q, its arguments and the URL column.
-func urlFrom(crawlID int64, q URLQuery) (from string, args []any, urlCol string) {
+func urlFrom(crawlID int64, q URLQuery, match string) (from string, args []any, urlCol string) {
 	args = []any{crawlID}
-	if q.Kind == "" {
+	switch {
+	case match != "":
+		// The index's few rows first (CROSS JOIN keeps that order: no walk of the crawl's pages by the
+		// sort's index); the LIKE below decides.
+		from, urlCol = `FROM app_search CROSS JOIN pages p ON p.rowid = app_search.rowid WHERE p.crawl_id = ? AND app_search MATCH ?`, "p.url"
+		args = append(args, match)
+	case len(q.Kinds) == 0:
 		from, urlCol = `FROM pages p WHERE p.crawl_id = ?`, "p.url"
-	} else {
-		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind = ?`, "f.url"
-		args = append(args, q.Kind)
+	default:
+		marks := strings.Repeat(",?", len(q.Kinds))[1:]
+		from, urlCol = `FROM findings f LEFT JOIN pages p ON p.crawl_id = f.crawl_id AND p.url = f.url WHERE f.crawl_id = ? AND f.kind IN (`+marks+`)`, "f.url"
+		for _, k := range q.Kinds {
+			args = append(args, k)
+		}
 	}
 	if q.Search != "" {
 		from += ` AND (` + urlCol + ` LIKE ? ESCAPE '\' OR p.title LIKE ? ESCAPE '\')`
@@ -121,12 +255,29 @@ func urlFrom(crawlID int64, q URLQuery) (from string, args []any, urlCol string)
 	return from, args, urlCol
 }
 
+// queryMatch is the search index's query for q, "" for a scan: a table of kinds is their findings' rows,
+// which the index (of pages) does not cover, and is short anyway.
+func queryMatch(ctx context.Context, db *sql.DB, q URLQuery) (string, error) {
+	if len(q.Kinds) > 0 || q.Search == "" {
+		return "", nil
+	}
+	m, err := searchMatch(ctx, db, q.Search)
+	if err != nil {
+		return "", fmt.Errorf("search %q: %w", q.Search, err)
+	}
+	return m, nil
+}
+
 // CountURLs counts the URLs q selects (its Offset and Limit aside). Without a search the caller knows
 // the count already (crawls.pages, FindingCounts): a count is a walk of every row.
 func CountURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (int, error) {
-	from, args, _ := urlFrom(crawlID, q)
+	match, err := queryMatch(ctx, db, q)
+	if err != nil {
+		return 0, err
+	}
+	from, args, _ := urlFrom(crawlID, q, match)
 	var n int
-	err := db.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&n)
+	err = db.QueryRowContext(ctx, `SELECT COUNT(*) `+from, args...).Scan(&n)
 	return n, err
 }
 
@@ -145,10 +296,14 @@ func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows 
 	if q.Desc {
 		dir = "DESC"
 	}
-	from, args, urlCol := urlFrom(crawlID, q)
-	detail := "''"
-	if q.Kind != "" {
-		detail = "f.detail"
+	match, err := queryMatch(ctx, db, q)
+	if err != nil {
+		return nil, false, err
+	}
+	from, args, urlCol := urlFrom(crawlID, q, match)
+	detail := "'', ''"
+	if len(q.Kinds) > 0 {
+		detail = "f.kind, f.detail"
 	}
 	order := urlCol
 	if col != "url" {
@@ -167,7 +322,7 @@ func ListURLs(ctx context.Context, db *sql.DB, crawlID int64, q URLQuery) (rows 
 		var r URLRow
 		var resp float64
 		var blocked int
-		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Detail, &r.Crawled); err != nil {
+		if err := res.Scan(&r.URL, &r.Status, &r.Title, &r.Depth, &resp, &blocked, &r.ErrKind, &r.Kind, &r.Detail, &r.Crawled); err != nil {
 			return nil, false, err
 		}
 		r.Response, r.Blocked = msDuration(resp), blocked == 1

@@ -39,7 +39,7 @@ func Resumable(ctx context.Context, db *sql.DB, row *CrawlRow) error {
 }
 
 // lastRun is the process that last ran crawl id.
-func lastRun(ctx context.Context, db *sql.DB, id int64) (pid int, host string, ok bool) {
+func lastRun(ctx context.Context, db querier, id int64) (pid int, host string, ok bool) {
 	err := db.QueryRowContext(ctx, `SELECT pid, host FROM crawl_runs WHERE crawl_id = ? ORDER BY rowid DESC LIMIT 1`, id).Scan(&pid, &host)
 	return pid, host, err == nil
 }

@@ -366,20 +366,29 @@ func B2i(b bool) int {
 	return 0
 }
 
-// BeginCrawl adds the crawls row and starts the writer.
+// BeginCrawl adds the crawls row, running, and this process's crawl_runs row, and starts the writer. It
+// refuses with a *BusyError when another live process runs a crawl of the file: the check and the new
+// row are one transaction, so of two starts at the same instant exactly one wins.
 func (s *Store) BeginCrawl(ctx context.Context, c CrawlInfo) error {
 	settings, err := json.Marshal(c.Settings)
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO crawls (start_url, user_agent, robots_token, started_at, settings, outcome) VALUES (?,?,?,?,?, 'running')`,
-		c.StartURL, c.UserAgent, c.Token, fmtTime(c.Started), string(settings))
+	id, err := s.claim(ctx, func(conn *sql.Conn) (int64, error) {
+		res, err := conn.ExecContext(ctx, `INSERT INTO crawls (start_url, user_agent, robots_token, started_at, settings, outcome) VALUES (?,?,?,?,?, 'running')`,
+			c.StartURL, c.UserAgent, c.Token, fmtTime(c.Started), string(settings))
+		if err != nil {
+			return 0, err
+		}
+		return res.LastInsertId()
+	})
 	if err != nil {
+		if _, busy := err.(*BusyError); busy {
+			return err
+		}
 		return fmt.Errorf("add crawl: %w", err)
 	}
-	if s.CrawlID, err = res.LastInsertId(); err != nil {
-		return err
-	}
+	s.CrawlID = id
 	return s.StartWriter(ctx)
 }
 
@@ -835,28 +844,29 @@ func NormalizeOrSelf(raw string) string {
 	return raw
 }
 
-// RecordRun notes which process runs the crawl, so that a resume can tell a crawl still running from
-// one that was killed.
-func (s *Store) RecordRun(ctx context.Context) error {
-	host, _ := os.Hostname()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO crawl_runs (crawl_id, pid, host, started_at) VALUES (?,?,?,?)`,
-		s.CrawlID, os.Getpid(), host, fmtTime(time.Now()))
-	return err
-}
-
-// ReopenCrawl makes crawl id the store's crawl again, running, for a resume: the sitemaps are read again
-// from sitemap_fetches, so their rows are cleared first.
+// ReopenCrawl makes crawl id the store's crawl again, running in this process, for a resume: the
+// sitemaps are read again from sitemap_fetches, so their rows are cleared first. Like BeginCrawl it
+// refuses with a *BusyError, in the same transaction, when another live process runs a crawl of the file.
 func (s *Store) ReopenCrawl(ctx context.Context, id int64) error {
-	s.CrawlID = id
-	for _, q := range []string{
-		`UPDATE crawls SET outcome = 'running', finished_at = NULL, message = NULL WHERE id = ?`,
-		`DELETE FROM sitemaps WHERE crawl_id = ?`,
-		`DELETE FROM sitemap_urls WHERE crawl_id = ?`,
-	} {
-		if _, err := s.db.ExecContext(ctx, q, id); err != nil {
-			return fmt.Errorf("resume crawl %d: %w", id, err)
+	_, err := s.claim(ctx, func(conn *sql.Conn) (int64, error) {
+		for _, q := range []string{
+			`UPDATE crawls SET outcome = 'running', finished_at = NULL, message = NULL WHERE id = ?`,
+			`DELETE FROM sitemaps WHERE crawl_id = ?`,
+			`DELETE FROM sitemap_urls WHERE crawl_id = ?`,
+		} {
+			if _, err := conn.ExecContext(ctx, q, id); err != nil {
+				return 0, err
+			}
 		}
+		return id, nil
+	})
+	if err != nil {
+		if _, busy := err.(*BusyError); busy {
+			return err
+		}
+		return fmt.Errorf("resume crawl %d: %w", id, err)
 	}
+	s.CrawlID = id
 	return nil
 }
 
