@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			r = c.(*memoryCrawler).start(ctx, s.URL)
 		}
 		if r.Outcome != frontier.Queued && r.Outcome != frontier.Duplicate {
-			fmt.Fprintf(stderr, "fleet: start URL %s: %v %v\n", s.URL, r.Outcome, r.Err)
+			fmt.Fprintf(stderr, "fleet: start URL %s: %v %s\n", cmdline.Safe(s.URL), r.Outcome, cmdline.Safe(fmt.Sprint(r.Err)))
 		}
 	}
 
@@ -326,7 +326,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleet: final:", line)
 	}
 	if first != nil {
-		fmt.Fprintf(stderr, "fleet: stopped: %v\n", first)
+		fmt.Fprintf(stderr, "fleet: stopped: %s\n", cmdline.Safe(first.Error())) // the error names a URL a site linked to
 		return exitFailure
 	}
 	fmt.Fprintln(stdout, "fleet: crawl complete")
