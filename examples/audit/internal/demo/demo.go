@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -163,6 +164,9 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if serveDemoAsset(w, p) {
 			return // scripts and styles of the pages (demo_render.go)
 		}
+		if serveLab(w, r, p) {
+			return // the check pages (lab.go)
+		}
 		pg, ok := demoPages[p]
 		if !ok {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -172,6 +176,9 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if p == "/products/" && r.URL.RawQuery != "" {
 			pg.canonical = base + "/products/"
+		}
+		if p == "/" && len(labPages) > 0 {
+			pg.links = append(slices.Clip(pg.links), [2]string{"/lab/", "Check pages"})
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, pg.render())

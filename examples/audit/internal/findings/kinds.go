@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"slices"
 	"sort"
 )
 
@@ -56,10 +57,21 @@ const (
 var Categories = []string{CatResponseCodes, CatLinks, CatURL, CatTitles, CatDescriptions, CatHeadings, CatContent, CatCanonicals,
 	CatDirectives, CatHreflang, CatSitemaps, CatSecurity, CatRendering, CatSite}
 
-// kindTable is the one place where every finding kind gets its severity and advice. A test checks that
-// every kind analyze can emit (every k* constant) has a row, so a new kind cannot reach the report
-// without one.
-var kindTable = []KindInfo{
+// kindTable is the one table of finding kinds, where every kind gets its severity, category and advice:
+// the core kinds below, the kinds of one page's own response (pageKinds, kinds_page.go) and those of the
+// passes over the whole crawl (siteKinds, kinds_site.go), ordered by severity. A test checks that every
+// kind declared (every Kind* constant) has a row, so a new kind cannot reach the report without one.
+var kindTable = bySeverity(coreKinds, pageKinds, siteKinds)
+
+// bySeverity joins the tables in order and sorts them by severity, keeping each table's order within one.
+func bySeverity(tables ...[]KindInfo) []KindInfo {
+	all := slices.Concat(tables...)
+	slices.SortStableFunc(all, func(a, b KindInfo) int { return int(a.Severity) - int(b.Severity) })
+	return all
+}
+
+// coreKinds are the kinds of the first versions: response codes, titles, sitemaps, rendering, the site.
+var coreKinds = []KindInfo{
 	{KindBrokenLink, SevError, "Broken internal link", "Visitors and crawlers following these links reach an error page: restore the page, redirect it, or change the links to it.", CatLinks},
 	{KindBrokenPage, SevError, "Broken page", "The start page or a sitemap URL answers an error and no crawled page links to it: restore it or remove it from the sitemap.", CatResponseCodes},
 	{KindRedirectLoop, SevError, "Redirect loop", "The redirects lead back to a URL already visited, so the page can never be reached: make the chain end at a page that answers 200.", CatResponseCodes},
@@ -143,8 +155,24 @@ func KindRank(kind string) int {
 	return len(kindTable)
 }
 
-// kindOrder is the order of the summary table: problems first, information last.
-var kindOrder = []string{
+// kindOrder is the order of the summary table: problems first, information last. The core kinds have a
+// hand-made order; the kinds of the other tables follow in the table's (severity) order.
+var kindOrder = append(coreOrder, func() []string {
+	core := map[string]bool{}
+	for _, k := range coreOrder {
+		core[k] = true
+	}
+	var ks []string
+	for _, row := range kindTable {
+		if !core[row.Kind] {
+			ks = append(ks, row.Kind)
+		}
+	}
+	return ks
+}()...)
+
+// coreOrder is the summary's order of the core kinds.
+var coreOrder = []string{
 	KindRefusesCrawler, KindBrokenLink, KindBrokenPage, KindBotProtection, KindRedirectLoop, KindTooManyRedirects, KindBadRedirect, KindRedirectChain, KindRedirect,
 	KindRedirectBlocked, KindRedirectOffsite, KindLinkToBlocked, KindTitleMissing, KindTitleEmpty, KindTitleDuplicate,
 	KindTitleTooLong, KindTitleMultiple, KindDescMissing, KindDescDuplicate, KindDescMultiple, KindH1Missing, KindH1Multiple,

@@ -89,7 +89,9 @@ CREATE TABLE IF NOT EXISTS findings (
 	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
 	url       TEXT NOT NULL,
 	kind      TEXT NOT NULL,
-	detail    TEXT NOT NULL
+	detail    TEXT NOT NULL,
+	page_check INTEGER NOT NULL DEFAULT 0 -- 1: from the page's own response, written with the page during the crawl;
+	                                      -- 0: from the passes over the whole crawl, rewritten after it
 );
 CREATE INDEX IF NOT EXISTS findings_kind ON findings(crawl_id, kind);
 CREATE TABLE IF NOT EXISTS sitemaps (
@@ -161,6 +163,10 @@ type PageRecord struct {
 	FetchedAt           time.Time     // when the final response arrived
 	Parsed              bool          // HTML fields are meaningful
 	Links               []LinkRecord  // the page's outgoing links, written with it
+	// Findings are what the page's own response shows (its HTML, headers and timings), found while it was
+	// fetched and written in the page's transaction (findings.page_check = 1). WriteFindings, the pass over
+	// the whole crawl, never replaces them.
+	Findings []FindingRecord
 }
 
 // LinkRecord is one links row: a reference from a page to a URL, kept for the inlink counts, the
@@ -319,7 +325,26 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, openError(path, err)
 	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate database %s: %w", path, err)
+	}
 	return &Store{db: db, path: path, failed: make(chan struct{})}, nil
+}
+
+// migrate brings the tables of an earlier version up to Schema: CREATE TABLE IF NOT EXISTS adds missing
+// tables but not the columns added since.
+func migrate(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('findings') WHERE name = 'page_check'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE findings ADD COLUMN page_check INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // openError says why the database file could not be opened in the operating system's words ("permission
@@ -565,6 +590,11 @@ func (s *Store) Page(p *PageRecord) {
 		if _, err := tx.Stmt(s.insPage).Exec(args...); err != nil {
 			return fmt.Errorf("write page %s: %w", p.URL, err)
 		}
+		for _, f := range p.Findings {
+			if _, err := tx.Exec(`INSERT INTO findings (crawl_id, url, kind, detail, page_check) VALUES (?,?,?,?,1)`, id, f.URL, f.Kind, f.Detail); err != nil {
+				return fmt.Errorf("write finding %s of %s: %w", f.Kind, f.URL, err)
+			}
+		}
 		if len(p.Links) == 0 {
 			return nil
 		}
@@ -607,14 +637,15 @@ func (s *Store) Request(r RequestRecord) {
 	})
 }
 
-// WriteFindings replaces the crawl's findings in one transaction (after the writer has been flushed).
+// WriteFindings replaces the crawl's findings from the passes over the whole crawl in one transaction
+// (after the writer has been flushed). The findings written with each page (PageRecord.Findings) stay.
 func (s *Store) WriteFindings(ctx context.Context, fs []FindingRecord) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`DELETE FROM findings WHERE crawl_id = ?`, s.CrawlID); err != nil {
+	if _, err := tx.Exec(`DELETE FROM findings WHERE crawl_id = ? AND page_check = 0`, s.CrawlID); err != nil {
 		return err
 	}
 	st, err := tx.Prepare(`INSERT INTO findings (crawl_id, url, kind, detail) VALUES (?,?,?,?)`)
