@@ -71,6 +71,11 @@ CREATE TABLE IF NOT EXISTS pages (
 	error             TEXT,               -- transport error, timeout, redirect problem
 	error_kind        TEXT,               -- timeout | network | too_many_redirects | redirect_loop | bad_redirect | disallowed_redirect | offsite_redirect | off_limits | other
 	fetched_at        TEXT,
+	text_hash         TEXT,               -- hex SHA-256 of the visible words: equal for exact duplicates
+	fingerprint       BLOB,               -- MinHash of the visible text's word shingles (neardup.Fingerprint), for near-duplicates
+	html_lang         TEXT,               -- <html lang> as written
+	hreflang          TEXT,               -- JSON [{"hreflang","url"}...]: the page's rel=alternate hreflang annotations
+	link_score        INTEGER,            -- 0-100: internal PageRank over the crawl's links, written by the pass after the crawl
 	PRIMARY KEY (crawl_id, url)
 );
 CREATE TABLE IF NOT EXISTS links (
@@ -167,6 +172,18 @@ type PageRecord struct {
 	// fetched and written in the page's transaction (findings.page_check = 1). WriteFindings, the pass over
 	// the whole crawl, never replaces them.
 	Findings []FindingRecord
+	// What the passes over the whole crawl compare between pages (exact and near duplicates, hreflang
+	// return links, language), written with the page.
+	TextHash    string           // hex SHA-256 of the visible words
+	Fingerprint []byte           // neardup.Fingerprint of the visible text, little-endian; nil when not computed
+	Lang        string           // <html lang> as written
+	Hreflang    []HreflangRecord // rel=alternate hreflang annotations, in document order
+}
+
+// HreflangRecord is one rel=alternate hreflang annotation of a page, as stored in pages.hreflang (JSON).
+type HreflangRecord struct {
+	Hreflang string `json:"hreflang"` // as written, trimmed
+	URL      string `json:"url"`      // absolute
 }
 
 // LinkRecord is one links row: a reference from a page to a URL, kept for the inlink counts, the
@@ -332,16 +349,29 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	return &Store{db: db, path: path, failed: make(chan struct{})}, nil
 }
 
+// addedColumns are the columns added to Schema's tables since the first release, which migrate adds to an
+// older database (ALTER TABLE ADD COLUMN is not idempotent, so each is checked first).
+var addedColumns = []struct{ table, column, decl string }{
+	{"findings", "page_check", "INTEGER NOT NULL DEFAULT 0"},
+	{"pages", "text_hash", "TEXT"},
+	{"pages", "fingerprint", "BLOB"},
+	{"pages", "html_lang", "TEXT"},
+	{"pages", "hreflang", "TEXT"},
+	{"pages", "link_score", "INTEGER"},
+}
+
 // migrate brings the tables of an earlier version up to Schema: CREATE TABLE IF NOT EXISTS adds missing
 // tables but not the columns added since.
 func migrate(ctx context.Context, db *sql.DB) error {
-	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('findings') WHERE name = 'page_check'`).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
-		if _, err := db.ExecContext(ctx, `ALTER TABLE findings ADD COLUMN page_check INTEGER NOT NULL DEFAULT 0`); err != nil {
+	for _, c := range addedColumns {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
 			return err
+		}
+		if n == 0 {
+			if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.decl); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -557,8 +587,8 @@ const insertLink = `INSERT INTO links (crawl_id, from_url, to_url, external, nof
 const insertPage = `INSERT OR REPLACE INTO pages (crawl_id, url, final_url, status, redirects, redirect_count, depth, found_on, source,
 	content_type, response_ms, ttfb_ms, bytes, truncated, attempts, title, title_count, meta_description, description_count,
 	canonical, meta_robots, x_robots_tag, h1, h1_count, word_count, links_internal, links_external, links_nofollow,
-	wordpress, wordpress_hint, blocked_by_robots, robots_rule, error, error_kind, fetched_at)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	wordpress, wordpress_hint, blocked_by_robots, robots_rule, error, error_kind, fetched_at, text_hash, fingerprint, html_lang, hreflang)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 func ms(d time.Duration) any {
 	if d == 0 {
@@ -587,6 +617,15 @@ func (s *Store) Page(p *PageRecord) {
 			nullStr(p.ContentType), ms(p.Response), ms(p.TTFB), p.Bytes, B2i(p.Truncated), p.Attempts}
 		args = append(args, html...)
 		args = append(args, B2i(p.WordPress), nullStr(p.WordPressHint), B2i(p.Blocked), nullStr(p.RobotsRule), nullStr(p.Err), nullStr(p.ErrKind), fmtTime(p.FetchedAt))
+		var hreflang, fingerprint any
+		if len(p.Hreflang) > 0 {
+			b, _ := json.Marshal(p.Hreflang)
+			hreflang = string(b)
+		}
+		if len(p.Fingerprint) > 0 {
+			fingerprint = p.Fingerprint
+		}
+		args = append(args, nullStr(p.TextHash), fingerprint, nullStr(p.Lang), hreflang)
 		if _, err := tx.Stmt(s.insPage).Exec(args...); err != nil {
 			return fmt.Errorf("write page %s: %w", p.URL, err)
 		}
