@@ -225,3 +225,19 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 	c.n.Add(int64(bytes.Count(p, []byte("\n"))))
 	return len(p), nil
 }
+
+// An Add whose context has ended queues nothing, even when the host's robots.txt is already cached and
+// the verdict is ready at once (TestEventFrontierAdd's canceled Add was queued now and then under load).
+func TestAddWithEndedContextQueuesNothing(t *testing.T) {
+	site := testsite.New(t)
+	cfg := frontier.DefaultConfig()
+	cfg.Robots, cfg.RobotsTokens = &robots.Cache{}, []string{"CrawlCove-Crawler"}
+	f, err := frontier.New(cfg)
+	require.NoError(t, err)
+	require.Equal(t, frontier.Queued, f.Add(context.Background(), site.URL()+"/", 0, "").Outcome)
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := f.Add(canceled, site.URL()+"/next", 1, site.URL()+"/")
+	assert.Equal(t, frontier.Failed, r.Outcome)
+	assert.ErrorIs(t, r.Err, context.Canceled)
+}

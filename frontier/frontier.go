@@ -439,6 +439,11 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 	f.mu.Unlock()
 
 	v, err := f.cfg.Robots.CheckAs(ctx, f.tokens, n)
+	if err == nil {
+		// A context that ended during the check fails the Add even when the verdict was ready at the same
+		// moment: the caller has given up, so nothing may be queued for it.
+		err = ctx.Err()
+	}
 	res.Verdict = v
 	honor := err == nil && v.Outcome == robots.Allowed && f.cfg.HonorCrawlDelay
 	if honor {
