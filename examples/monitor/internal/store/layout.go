@@ -366,14 +366,14 @@ func legacyBatch(ctx context.Context, tx dbtx, query string, after int64) ([]leg
 // stateOf is what a snapshot saw, the columns of snapshot_states: two
 // checks of a page that saw the same share one row.
 type state struct {
-	Blocked                                          bool
-	RobotsRule, FinalURL, Redirects, Title, Desc     sql.NullString
-	Canonical, MetaRobots, XRobotsTag, H1, Hreflang  sql.NullString
-	ContentHash, Error, ETag, LastModified, BotProt  sql.NullString
-	Status, Words, BodyBytes                         sql.NullInt64
-	TextCut                                          bool
-	Text                                             []byte `json:"-"`
-	TextKey                                          []byte // contentKey(Text); nil: no text
+	Blocked                                         bool
+	RobotsRule, FinalURL, Redirects, Title, Desc    sql.NullString
+	Canonical, MetaRobots, XRobotsTag, H1, Hreflang sql.NullString
+	ContentHash, Error, ETag, LastModified, BotProt sql.NullString
+	Status, Words, BodyBytes                        sql.NullInt64
+	TextCut                                         bool
+	Text                                            []byte `json:"-"`
+	TextKey                                         []byte // contentKey(Text); nil: no text
 }
 
 func stateOf(sn *snapshot.Snapshot) (state, error) {

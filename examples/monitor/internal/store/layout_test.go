@@ -260,4 +260,3 @@ func fileSize(t *testing.T, path string) int64 {
 	require.NoError(t, err)
 	return fi.Size()
 }
-
