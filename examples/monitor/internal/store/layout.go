@@ -122,14 +122,10 @@ var legacySnapshotColumns = map[string]string{
 	"body_bytes": "NULL", "bytes_saved": "NULL", "changes": "NULL", "bot_protection": "NULL",
 }
 
-// dueExpr is when a page may next be checked (Page.Due) in SQL; pages_due
-// indexes it, so what is due is found without reading what is not.
-const dueExpr = `max(next_due, coalesce(retry_at, ''))`
-
 const indexes = `
 CREATE INDEX IF NOT EXISTS pages_host ON pages(host, url);
 CREATE INDEX IF NOT EXISTS pages_outcome ON pages(last_outcome, url);
-CREATE INDEX IF NOT EXISTS pages_due ON pages(` + dueExpr + `);
+CREATE INDEX IF NOT EXISTS pages_due ON pages(next_due);
 CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
 `
 

@@ -240,7 +240,7 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 	if err := rows.Err(); err != nil {
 		return false, false, fmt.Errorf("database %s: %w", path, err)
 	}
-	if id == 0 && len(tables) > 0 && !(tables["pages"] && tables["snapshots"] && tables["robots_cache"]) {
+	if id == 0 && len(tables) > 0 && !(tables["pages"] && (tables["snapshots"] || tables["snapshot_log"]) && tables["robots_cache"]) {
 		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, ErrNotOurs)
 	}
 	upToDate = tables["counters"] && tables["snapshot_log"]
@@ -561,32 +561,56 @@ func (s *Store) DuePages(ctx context.Context, now time.Time) ([]Page, error) {
 }
 
 // DuePagesLimit returns at most limit (-1: all) of the pages whose check is
-// due at now, the earliest due first. It reads the pages_due index from its
-// start to the first page not yet due: its cost is in what is due, not in
-// what is tracked.
+// due at now, the earliest due first. It reads the pages_due index (on
+// next_due, which a claim does not change) from its start to the first page
+// not yet due: its cost is in what is due (and what is claimed or waiting
+// for robots.txt), not in what is tracked.
 func (s *Store) DuePagesLimit(ctx context.Context, now time.Time, limit int) ([]Page, error) {
-	ps, err := s.queryPages(ctx, dueQuery, FmtTime(now), limit)
+	n := FmtTime(now)
+	ps, err := s.queryPages(ctx, dueQuery, n, n, limit)
 	return ps, s.wrap(err)
 }
 
-const dueQuery = `SELECT ` + pageColumns + ` FROM pages WHERE ` + dueExpr + ` <= ? ORDER BY ` + dueExpr + ` LIMIT ?`
+const dueQuery = `SELECT ` + pageColumns + ` FROM pages INDEXED BY pages_due
+WHERE next_due <= ? AND (retry_at IS NULL OR retry_at <= ?) ORDER BY next_due LIMIT ?`
 
-// nextDueQuery is the earliest due time: the first entry of pages_due.
-const nextDueQuery = `SELECT ` + dueExpr + ` FROM pages ORDER BY ` + dueExpr + ` LIMIT 1`
+// nextDueQuery reads pages in next_due order; NextDue stops at the first
+// page whose next_due is past the earliest due time seen.
+const nextDueQuery = `SELECT next_due, retry_at FROM pages INDEXED BY pages_due ORDER BY next_due`
 
 // NextDue returns the earliest time a page becomes due; ok is false when
-// nothing is tracked.
+// nothing is tracked. A page is due at the later of next_due and retry_at;
+// the pages read are those with an earlier next_due than the answer (the
+// ones claimed or waiting for robots.txt), and one more.
 func (s *Store) NextDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var due string
-	err = s.db.QueryRowContext(ctx, nextDueQuery).Scan(&due)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
+	rows, err := s.db.QueryContext(ctx, nextDueQuery)
 	if err != nil {
 		return time.Time{}, false, s.wrap(err)
 	}
-	if t, err = parseTime(due); err != nil {
-		return time.Time{}, false, s.wrap(fmt.Errorf("next due time %q: %w", due, err))
+	defer rows.Close()
+	var best string
+	for rows.Next() {
+		var next string
+		var retry sql.NullString
+		if err := rows.Scan(&next, &retry); err != nil {
+			return time.Time{}, false, s.wrap(err)
+		}
+		if ok && next >= best {
+			break
+		}
+		due := max(next, retry.String)
+		if !ok || due < best {
+			best, ok = due, true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return time.Time{}, false, s.wrap(err)
+	}
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	if t, err = parseTime(best); err != nil {
+		return time.Time{}, false, s.wrap(fmt.Errorf("next due time %q: %w", best, err))
 	}
 	return t, true, nil
 }
