@@ -79,7 +79,7 @@ const (
 	// maxURLLen bounds a tracked URL (the frontier's limit).
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
-	maxParallel = 16
+	maxParallel = 256
 	// maxInterval, maxTimeout, maxGap, maxCheckRate and maxCheckBurst bound
 	// the numeric flags from above: a value past them is a typo, not a plan.
 	maxInterval   = 366 * 24 * time.Hour
