@@ -20,8 +20,8 @@ const (
 	// MaxHostInFlight is the most PerHostInFlight: what one site is asked
 	// at once.
 	MaxHostInFlight = 16
-	MaxGap      = 60 * time.Second // most Gap and PerHostGap (least is 0)
-	MaxDepth    = 1000             // most Config.MaxDepth
+	MaxGap          = 60 * time.Second // most Gap and PerHostGap (least is 0)
+	MaxDepth        = 1000             // most Config.MaxDepth
 	// MaxURLLength is the longest URL Add accepts, before and after
 	// normalization (8 KiB).
 	MaxURLLength = 8 << 10
