@@ -135,7 +135,7 @@ CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
 // rows instead of counting millions of snapshots on every view. A database
 // from before the table gets its counts once, in the transaction that
 // creates the triggers.
-const counters = `
+var counters = `
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT INTO counters(name, value) SELECT 'snapshots', (SELECT count(*) FROM snapshot_log)
 	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'snapshots');
@@ -143,6 +143,20 @@ INSERT INTO counters(name, value) SELECT 'not_modified', (SELECT count(*) FROM s
 	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'not_modified');
 INSERT INTO counters(name, value) SELECT 'bytes_saved', (SELECT coalesce(sum(bytes_saved), 0) FROM snapshot_log WHERE not_modified = 1)
 	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'bytes_saved');
+INSERT INTO counters(name, value) SELECT 'pages', (SELECT count(*) FROM pages)
+	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'pages');
+` + outcomeCounters + `
+CREATE TRIGGER IF NOT EXISTS pages_counted AFTER INSERT ON pages BEGIN
+	UPDATE counters SET value = value + 1 WHERE name IN ('pages', 'outcome:' || coalesce(NEW.last_outcome, 'new'));
+END;
+CREATE TRIGGER IF NOT EXISTS pages_uncounted AFTER DELETE ON pages BEGIN
+	UPDATE counters SET value = value - 1 WHERE name IN ('pages', 'outcome:' || coalesce(OLD.last_outcome, 'new'));
+END;
+CREATE TRIGGER IF NOT EXISTS pages_recounted AFTER UPDATE OF last_outcome ON pages
+WHEN OLD.last_outcome IS NOT NEW.last_outcome BEGIN
+	UPDATE counters SET value = value - 1 WHERE name = 'outcome:' || coalesce(OLD.last_outcome, 'new');
+	UPDATE counters SET value = value + 1 WHERE name = 'outcome:' || coalesce(NEW.last_outcome, 'new');
+END;
 CREATE TRIGGER IF NOT EXISTS snapshots_counted AFTER INSERT ON snapshot_log BEGIN
 	UPDATE counters SET value = value + 1 WHERE name = 'snapshots';
 	UPDATE counters SET value = value + 1 WHERE name = 'not_modified' AND NEW.not_modified = 1;
@@ -154,6 +168,32 @@ CREATE TRIGGER IF NOT EXISTS snapshots_uncounted AFTER DELETE ON snapshot_log BE
 	UPDATE counters SET value = value - coalesce(OLD.bytes_saved, 0) WHERE name = 'bytes_saved' AND OLD.not_modified = 1;
 END;
 `
+
+// countedOutcomes are the pages.last_outcome values (and "new", never
+// checked) whose pages are counted in counters ("outcome:ok", ...) for the
+// dashboard's filter; a value not among them is counted when asked.
+var countedOutcomes = []string{"new", snapshot.OutcomeOK, snapshot.OutcomeError, snapshot.OutcomeBlocked,
+	snapshot.OutcomeRobotsWait, snapshot.OutcomeBotProtection}
+
+// outcomeCounters counts each counted outcome once, in the transaction
+// that creates the triggers keeping the counts.
+var outcomeCounters = func() string {
+	var b strings.Builder
+	for _, o := range countedOutcomes {
+		fmt.Fprintf(&b, `INSERT INTO counters(name, value) SELECT 'outcome:%[1]s', (SELECT count(*) FROM pages WHERE coalesce(last_outcome, 'new') = '%[1]s')
+	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'outcome:%[1]s');
+`, o)
+	}
+	return b.String()
+}()
+
+// pageCounter names the counter of the pages with outcome ("" all of them).
+func pageCounter(outcome string) string {
+	if outcome == "" {
+		return "pages"
+	}
+	return "outcome:" + outcome
+}
 
 // dbtx is what a migration step or a write needs: a transaction or the
 // pinned connection of a migration.

@@ -145,3 +145,58 @@ func TestUnchangedSnapshotsCostAFewBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, text, "words of page 199")
 }
+
+// The dashboard's unfiltered and outcome-filtered totals come from
+// counters kept by triggers; they match a count of the rows through
+// tracking, checks that change a page's outcome, and untracking. Hosts
+// (a skip scan of pages_host) lists each host once, in order.
+func TestPageCountersMatchCounts(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var urls []string
+	for i := range 30 {
+		urls = append(urls, fmt.Sprintf("https://h%d.example/p%d", i%4, i))
+	}
+	require.NoError(t, st.Track(ctx, urls, 6*time.Hour, t0))
+	agree := func() {
+		t.Helper()
+		for _, outcome := range append([]string{""}, countedOutcomes...) {
+			f := PageFilter{Outcome: outcome}
+			_, total, err := st.ListPages(ctx, f, 1, 0)
+			require.NoError(t, err)
+			where, args := f.where()
+			var n int
+			require.NoError(t, st.db.QueryRow(`SELECT count(*) FROM pages`+where, args...).Scan(&n))
+			assert.Equal(t, n, total, "outcome %q", outcome)
+		}
+		tot, err := st.Totals(ctx)
+		require.NoError(t, err)
+		var n int
+		require.NoError(t, st.db.QueryRow(`SELECT count(*) FROM pages`).Scan(&n))
+		assert.Equal(t, n, tot.Pages)
+	}
+	agree()
+	for i, u := range urls[:12] {
+		sn := &snapshot.Snapshot{PageURL: u, TakenAt: t0, Status: 200}
+		if i%3 == 0 {
+			sn = &snapshot.Snapshot{PageURL: u, TakenAt: t0, Blocked: true, RobotsRule: "disallowed"}
+		}
+		require.NoError(t, st.SaveSnapshot(ctx, sn))
+	}
+	require.NoError(t, st.SaveSnapshot(ctx, &snapshot.Snapshot{PageURL: urls[0], TakenAt: t0.Add(6 * time.Hour), Error: "timeout"}))
+	require.NoError(t, st.DeferPage(ctx, urls[20], t0, t0.Add(time.Hour), "robots.txt 503"))
+	agree()
+	_, err := st.Untrack(ctx, urls[:5])
+	require.NoError(t, err)
+	agree()
+	hosts, err := st.Hosts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://h0.example", "https://h1.example", "https://h2.example", "https://h3.example"}, hosts)
+	_, err = st.Untrack(ctx, urls)
+	require.NoError(t, err)
+	agree()
+	hosts, err = st.Hosts(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, hosts)
+}

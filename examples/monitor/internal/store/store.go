@@ -509,8 +509,15 @@ func (f PageFilter) where() (string, []any) {
 // with the number of snapshots.
 func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) ([]Page, int, error) {
 	where, args := f.where()
+	// Counting a million pages on every view would cost more than the
+	// view: without a host the count is a counter kept by triggers.
+	count, countArgs := `SELECT count(*) FROM pages`+where, args
+	if f.Host == "" {
+		count = `SELECT coalesce((SELECT value FROM counters WHERE name = ?), (` + count + `))`
+		countArgs = append([]any{pageCounter(f.Outcome)}, args...)
+	}
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pages`+where, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, s.wrap(err)
 	}
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages`+where+` ORDER BY url LIMIT ? OFFSET ?`,
@@ -520,7 +527,12 @@ func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) 
 
 // Hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *Store) Hosts(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
+	// One seek of pages_host per host (a skip scan), not a read of every
+	// page's entry.
+	rows, err := s.db.QueryContext(ctx, `WITH RECURSIVE h(host) AS (
+	SELECT min(host) FROM pages WHERE host IS NOT NULL
+	UNION ALL SELECT (SELECT min(host) FROM pages WHERE host > h.host) FROM h WHERE h.host IS NOT NULL)
+SELECT host FROM h WHERE host IS NOT NULL`)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -546,7 +558,7 @@ type Totals struct {
 func (s *Store) Totals(ctx context.Context) (Totals, error) {
 	var t Totals
 	var saved sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages),
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT value FROM counters WHERE name = 'pages'),
 	(SELECT value FROM counters WHERE name = 'snapshots'), (SELECT value FROM counters WHERE name = 'not_modified'),
 	(SELECT value FROM counters WHERE name = 'bytes_saved')`).
 		Scan(&t.Pages, &t.Snapshots, &t.NotModified, &saved)
