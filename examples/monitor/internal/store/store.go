@@ -926,6 +926,16 @@ ON CONFLICT(host) DO UPDATE SET url = excluded.url, status = excluded.status, bo
 	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, FmtTime(r.FetchedAt)); err != nil {
 		return s.wrap(err)
 	}
+	// Only an untracked host's copy adds to what the caps bound; a tracked
+	// host's save skips the trim, which reads every untracked row (at
+	// 10,000 tracked hosts, once per save it would be most of a run's work).
+	var tracked bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pages WHERE host = ?)`, r.Host).Scan(&tracked); err != nil {
+		return s.wrap(err)
+	}
+	if tracked {
+		return s.wrap(tx.Commit())
+	}
 	if _, err := tx.ExecContext(ctx, `
 DELETE FROM robots_cache WHERE host IN (
 	SELECT host FROM (
