@@ -200,3 +200,35 @@ func TestPageCountersMatchCounts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, hosts)
 }
+
+// Untracking a page deletes its log rows and states, and its texts unless
+// another page's state still has the same text.
+func TestUntrackDeletesUnsharedTexts(t *testing.T) {
+	ctx := context.Background()
+	st := openTestStore(t, tempDB(t))
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	urls := []string{"https://a.example/", "https://b.example/"}
+	require.NoError(t, st.Track(ctx, urls, 6*time.Hour, t0))
+	for i, u := range urls {
+		for j, text := range []string{"shared words", fmt.Sprintf("own words %d", i)} {
+			sn := &snapshot.Snapshot{PageURL: u, TakenAt: t0.Add(time.Duration(j) * 6 * time.Hour), Status: 200, ContentHash: text}
+			sn.SetText(text, false)
+			require.NoError(t, st.SaveSnapshot(ctx, sn))
+		}
+	}
+	rows := func() (contents, states, log int) {
+		require.NoError(t, st.db.QueryRow(`SELECT (SELECT count(*) FROM contents), (SELECT count(*) FROM snapshot_states),
+			(SELECT count(*) FROM snapshot_log)`).Scan(&contents, &states, &log))
+		return
+	}
+	c, s, l := rows()
+	assert.Equal(t, []int{3, 4, 4}, []int{c, s, l})
+	_, err := st.Untrack(ctx, urls[:1])
+	require.NoError(t, err)
+	c, s, l = rows()
+	assert.Equal(t, []int{2, 2, 2}, []int{c, s, l}, "a's own text went, the shared one stays for b")
+	_, err = st.Untrack(ctx, urls[1:])
+	require.NoError(t, err)
+	c, s, l = rows()
+	assert.Equal(t, []int{0, 0, 0}, []int{c, s, l})
+}
