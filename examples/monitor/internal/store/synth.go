@@ -49,6 +49,11 @@ func Synthesize(ctx context.Context, path string, cfg SynthConfig) error {
 		return err
 	}
 	defer st.Close()
+	// A cache that holds the log's index while every page gets its next
+	// round (the default 2 MB would spill it to the WAL again and again).
+	if _, err := st.db.ExecContext(ctx, `PRAGMA cache_size = -262144`); err != nil {
+		return st.wrap(err)
+	}
 	tx, err := st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return st.wrap(err)
