@@ -4,7 +4,9 @@
 // this package opens the database.
 //
 // It never fetches and never prints; the changes it records with a snapshot
-// are computed by package snapshot.
+// are classified by package snapshot (changes.Compare), and the alerts they
+// cause are queued here, in the snapshot's transaction, for package alert
+// to deliver.
 package store
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
 
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 )
 
@@ -90,7 +93,7 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"snapshots", "not_modified", "INTEGER NOT NULL DEFAULT 0"}, // the server answered 304: fields carried over
 	{"snapshots", "body_bytes", "INTEGER"},                      // body size of the response (carried over on 304)
 	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
-	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
+	{"snapshots", "changes", "TEXT"},                            // JSON list of the kinds of change (changes.Kind) since the previous snapshot
 	{"snapshots", "bot_protection", "TEXT"},                     // "vendor, signal" of a bot-protection challenge: no fields, never compared
 }
 
@@ -149,6 +152,8 @@ type Store struct {
 	// path names the file in every error, so a full disk or a locked file
 	// says which database it is about.
 	path string
+	// compare tunes the classification of changes (SetCompareOptions).
+	compare changes.Options
 }
 
 // wrap names the database file in err (once); nil stays nil.
@@ -343,7 +348,7 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 	if id == 0 && len(tables) > 0 && !(tables["pages"] && tables["snapshots"] && tables["robots_cache"]) {
 		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, ErrNotOurs)
 	}
-	upToDate = tables["counters"]
+	upToDate = tables["counters"] && hasAlertTables(tables)
 	for _, c := range addedColumns {
 		upToDate = upToDate && have[c.table+"."+c.column]
 	}
@@ -411,6 +416,9 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	if _, err := db.ExecContext(ctx, indexes); err != nil {
+		return err
+	}
+	if _, err := db.ExecContext(ctx, alertSchema); err != nil {
 		return err
 	}
 	var have1 int
@@ -737,9 +745,10 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 
 // SaveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
-// or not at all. It also compares the snapshot with the page's previous
-// comparable one and records what changed (snapshots.changes and the
-// page's last_change), so the dashboard shows it without diffing.
+// or not at all. It also classifies the snapshot's changes against the
+// page's history (snapshot.Classify) and records them (snapshots.changes,
+// the page's last_change, the change log) with, in the same transaction,
+// the alert deliveries of every matching channel (the outbox).
 func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 	redirects, err := jsonOrNull(sn.Redirects, len(sn.Redirects) == 0)
 	if err != nil {
@@ -753,23 +762,12 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 	// 100 KiB of text) is made before the write transaction, so it never
 	// holds the database's write lock. Only the process that claimed the
 	// page writes its snapshots, so the previous one cannot change meanwhile.
-	var changeLine string
-	if sn.Comparable() {
-		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return s.wrap(err)
-		default:
-			changes := snapshot.Diff(prev, sn)
-			sn.Changes = nil
-			for _, c := range changes {
-				sn.Changes = append(sn.Changes, c.Field)
-			}
-			changeLine = snapshot.ChangesLine(changes)
-		}
+	cs, err := s.classify(ctx, sn)
+	if err != nil {
+		return s.wrap(err)
 	}
+	sn.Changes = snapshot.Kinds(cs)
+	changeLine := snapshot.ChangesLine(cs)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -812,6 +810,9 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 		return s.wrap(err)
 	}
 	sn.ID, _ = res.LastInsertId()
+	if err := s.recordChanges(ctx, tx, sn, cs); err != nil {
+		return s.wrap(err)
+	}
 	oc, detail := sn.Outcome()
 	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
 	if sn.NotModified && !sn.Blocked {

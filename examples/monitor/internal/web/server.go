@@ -379,8 +379,9 @@ type histData struct {
 }
 
 // historyEntries loads one page of a page's snapshots (newest first) and
-// the changes of each against the one before it: one more snapshot than
-// shown is read, and blocked snapshots are never compared.
+// the changes of each against the ones before it (snapshot.Classify): one
+// more snapshot than shown is read, and blocked snapshots' fields are never
+// compared.
 func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
 	snaps, total, err := s.st.PageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
 	if err != nil {
@@ -392,21 +393,16 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 			break
 		}
 		oc, _ := sn.Outcome()
-		e := histEntry{S: sn, Outcome: oc}
-		if sn.Comparable() {
-			var prev *snapshot.Snapshot
+		e := histEntry{S: sn, Outcome: oc, First: (pageNo-1)*historySize+i == total-1}
+		if i+1 < len(snaps) {
+			var base *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
 				if older.Comparable() {
-					prev = older
+					base = older
 					break
 				}
 			}
-			if prev == nil && (pageNo-1)*historySize+i == total-1 {
-				e.First = true
-			}
-			if prev != nil {
-				e.Changes = snapshot.Diff(prev, sn)
-			}
+			e.Changes = snapshot.Classify(snaps[i+1], base, sn, s.st.CompareOptions())
 		}
 		entries = append(entries, e)
 	}
