@@ -45,7 +45,11 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	defer cancel()
 	var wg sync.WaitGroup
 	var watchErr error
+	if m.o.alerts.publicURL == "" {
+		m.o.alerts.publicURL = "http://" + addr
+	}
 	if m.o.watch {
+		wg.Go(func() { m.alertSender().Run(ctx) })
 		wg.Go(func() {
 			watchErr = m.runner().Watch(ctx, &syncWriter{w: stdout}, e.sleeper())
 			if watchErr != nil {

@@ -144,7 +144,12 @@ func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, to
 		default:
 			outcome = p.LastOutcome + ": " + p.LastDetail
 		}
-		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", cmdline.Safe(p.URL), last, next, snapshot.OneLine(outcome))
+		var change string
+		if p.LastChange != "" {
+			// The classified change: "[critical] noindex_added ...".
+			change = "  last change " + snapshot.When(p.LastChanged) + ": " + snapshot.OneLine(p.LastChange)
+		}
+		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s%s\n", cmdline.Safe(p.URL), last, next, snapshot.OneLine(outcome), change)
 	}
 	t, err := st.Totals(ctx)
 	if err != nil {

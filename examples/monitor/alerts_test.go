@@ -1,0 +1,302 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/alert"
+)
+
+// seoPage is an HTML page with every field the change kinds read.
+type seoPage struct {
+	title, desc, canonical, robots, h1, hreflang, text string
+}
+
+func (p seoPage) html() string {
+	return `<!doctype html><html><head><title>` + p.title + `</title>
+<meta name="description" content="` + p.desc + `">
+<link rel="canonical" href="` + p.canonical + `">
+<link rel="alternate" hreflang="` + p.hreflang + `" href="/alt/">
+<meta name="robots" content="` + p.robots + `">
+</head><body><h1>` + p.h1 + `</h1><p>` + p.text + `</p></body></html>`
+}
+
+func basePage() seoPage {
+	return seoPage{title: "Pricing", desc: "Our prices", canonical: "http://a.test/canonical", robots: "index, follow",
+		h1: "Plans", hreflang: "de", text: "Plans start at ten euros a month for one site and its pages"}
+}
+
+// kindSite serves one path per change kind: version one before stage is
+// set, version two after.
+func kindSite(t *testing.T, h *harness, stage *atomic.Bool) {
+	s := h.net.Add("a.test")
+	s.Handle("/robots.txt", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		if stage.Load() {
+			fmt.Fprint(w, "User-agent: *\nDisallow: /blocked\n")
+			return
+		}
+		fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+	})
+	serve := func(path string, change func(p *seoPage), hdr func(w http.ResponseWriter)) {
+		s.Handle(path, func(w http.ResponseWriter, _ *http.Request) {
+			p := basePage()
+			w.Header().Set("Content-Type", "text/html")
+			if stage.Load() {
+				change(&p)
+				if hdr != nil {
+					hdr(w)
+				}
+			}
+			fmt.Fprint(w, p.html())
+		})
+	}
+	same := func(*seoPage) {}
+	serve("/title", func(p *seoPage) { p.title = "Pricing 2027" }, nil)
+	serve("/desc", func(p *seoPage) { p.desc = "Our new prices" }, nil)
+	serve("/canonical", func(p *seoPage) { p.canonical = "http://a.test/other" }, nil)
+	serve("/noindex", func(p *seoPage) { p.robots = "noindex, follow" }, nil)
+	serve("/xrobots", same, func(w http.ResponseWriter) { w.Header().Set("X-Robots-Tag", "noindex") })
+	serve("/h1", func(p *seoPage) { p.h1 = "Our plans" }, nil)
+	serve("/hreflang", func(p *seoPage) { p.hreflang = "fr" }, nil)
+	serve("/blocked", same, nil)
+	serve("/text", func(p *seoPage) { p.text = "Plans start at twelve euros a month for two sites and all pages" }, nil)
+	serve("/text-small", func(p *seoPage) { p.text = "Plans start at ten euros a month for one site and its page" }, nil)
+	serve("/r1", same, nil)
+	serve("/r2", same, nil)
+	s.Handle("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		to := "/r1"
+		if stage.Load() {
+			to = "/r2"
+		}
+		http.Redirect(w, r, to, http.StatusMovedPermanently)
+	})
+	s.Handle("/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		if stage.Load() {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		fmt.Fprint(w, basePage().html())
+	})
+}
+
+// kindCases are the pages of kindSite and the change each must show.
+var kindCases = []struct{ path, kind, severity string }{
+	{"/title", "title", "medium"},
+	{"/desc", "meta_description", "low"},
+	{"/canonical", "canonical", "high"},
+	{"/noindex", "noindex_added", "critical"},
+	{"/xrobots", "noindex_added", "critical"},
+	{"/h1", "h1", "low"},
+	{"/hreflang", "hreflang", "low"},
+	{"/blocked", "robots_blocked", "high"},
+	{"/text", "text", "low"},
+	{"/redirect", "redirect", "medium"},
+	{"/status", "status", "high"},
+}
+
+// TestEveryChangeKindEndToEnd: a loopback site changes one thing per page
+// between two runs; each page's stored row, status, report, dashboard and
+// history show the classified kind and severity, and a text change below
+// -min-text-words is no change.
+func TestEveryChangeKindEndToEnd(t *testing.T) {
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	var urls []string
+	for _, c := range kindCases {
+		urls = append(urls, "http://a.test"+c.path)
+	}
+	urls = append(urls, "http://a.test/text-small")
+	h.track(urls...)
+	runArgs := []string{"run", "-gap", "0s", "-min-text-words", "3"}
+	code, out, errOut := h.cli(runArgs...)
+	require.Equal(t, exitOK, code, out+errOut)
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + time.Minute)
+	code, out, errOut = h.cli(runArgs...)
+	require.Equal(t, exitOK, code, out+errOut)
+
+	_, status, _ := h.cli("status")
+	_, report, _ := h.cli("report", "-min-text-words", "3")
+	srv := newTestServer(t, h)
+	dash := do(t, srv, "GET", "/", nil).body
+	for _, c := range kindCases {
+		u := "http://a.test" + c.path
+		snaps := h.snapshots(u)
+		require.Len(t, snaps, 2, u)
+		assert.Contains(t, snaps[1].Changes, c.kind, "stored row of %s", u)
+		assert.Contains(t, status, "["+c.severity+"] "+c.kind, "status of %s", u)
+		if c.kind != "robots_blocked" { // a blocked page is never in the report (the seed's promise)
+			assert.Contains(t, report, c.kind+" ("+c.severity+")", "report of %s", u)
+			hist := do(t, srv, "GET", "/page?url="+url.QueryEscape(u), nil).body
+			assert.Contains(t, hist, "<th>"+c.kind+` <span class="sev">`+c.severity+"</span></th>", "history of %s", u)
+		}
+		assert.Contains(t, dash, "["+c.severity+"] "+c.kind, "dashboard row of %s", u)
+	}
+	small := h.snapshots("http://a.test/text-small")
+	assert.Empty(t, small[1].Changes, "one word changed: below -min-text-words 3")
+	assert.Contains(t, report, "noindex_added (critical): \"meta robots \\\"index, follow\\\"\" -> \"meta robots \\\"noindex, follow\\\"\"")
+}
+
+// receiver is a loopback webhook endpoint that counts idempotency keys.
+type receiver struct {
+	mu     sync.Mutex
+	keys   map[string]int
+	bodies []alert.Message
+	hdrs   []http.Header
+	raw    [][]byte
+	status atomic.Int32 // answer; 0: 204
+	srv    *httptest.Server
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{keys: map[string]int{}}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if st := rc.status.Load(); st != 0 {
+			w.WriteHeader(int(st))
+			return
+		}
+		var m alert.Message
+		_ = json.Unmarshal(body, &m)
+		rc.mu.Lock()
+		rc.keys[r.Header.Get(alert.HeaderKey)]++
+		rc.bodies = append(rc.bodies, m)
+		rc.hdrs = append(rc.hdrs, r.Header.Clone())
+		rc.raw = append(rc.raw, body)
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) messages() []alert.Message {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]alert.Message(nil), rc.bodies...)
+}
+
+// TestAlertsQueuedWithTheSnapshotAndDeliveredByRun: channels added with
+// `alert add` (monitor-wide, per host, per page, by kind, by severity) get
+// exactly the changes they match, signed, with old and new values, the
+// history link and the word diff, delivered by run's drain.
+func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	h.track("http://a.test/noindex", "http://a.test/text", "http://a.test/title")
+	all, crit, page, other := newReceiver(t), newReceiver(t), newReceiver(t), newReceiver(t)
+	add := func(args ...string) {
+		t.Helper()
+		code, out, errOut := cli(t, h.e, append([]string{"alert", "add", "-db", h.db, "-allow-private"}, args...)...)
+		require.Equal(t, exitOK, code, out+errOut)
+		require.Contains(t, out, "alert channel ")
+	}
+	add("-webhook", all.srv.URL+"/hook", "-secret", "s3cret")
+	add("-webhook", crit.srv.URL+"/hook", "-min-severity", "critical")
+	add("-webhook", page.srv.URL+"/hook", "-page", "http://a.test/text", "-kinds", "text")
+	add("-webhook", other.srv.URL+"/hook", "-host", "http://b.test")
+
+	runArgs := []string{"run", "-gap", "0s", "-allow-private", "-public-url", "http://127.0.0.1:9999/"}
+	code, out, errOut := h.cli(runArgs...)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Empty(t, all.messages(), "first snapshots change nothing")
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + time.Minute)
+	code, out, errOut = h.cli(runArgs...)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "alerts: 5 delivery attempts", "3 to the monitor-wide channel, 1 critical, 1 for the page")
+
+	msgs := all.messages()
+	require.Len(t, msgs, 3, "one message per changed page")
+	for k, n := range all.keys {
+		assert.Equal(t, 1, n, "key %s delivered once", k)
+	}
+	byPage := map[string]alert.Message{}
+	for i, m := range msgs {
+		byPage[m.PageURL] = m
+		require.NoError(t, alert.Verify([]byte("s3cret"), all.hdrs[i], all.raw[i], time.Now(), time.Minute), "signed")
+	}
+	ni := byPage["http://a.test/noindex"]
+	assert.Equal(t, "critical", ni.Severity)
+	require.Len(t, ni.Changes, 1)
+	assert.Equal(t, "noindex_added", ni.Changes[0].Kind)
+	assert.Contains(t, ni.Changes[0].Old, "index, follow")
+	assert.Contains(t, ni.Changes[0].New, "noindex, follow")
+	assert.Equal(t, "http://127.0.0.1:9999/page?url=http%3A%2F%2Fa.test%2Fnoindex", ni.HistoryURL)
+	tx := byPage["http://a.test/text"]
+	require.NotEmpty(t, tx.DiffLines)
+	assert.Contains(t, tx.DiffLines[0], "[-ten-]{+twelve+}")
+
+	cm := crit.messages()
+	require.Len(t, cm, 1, "min-severity critical: only the noindex")
+	assert.Equal(t, "http://a.test/noindex", cm[0].PageURL)
+	pm := page.messages()
+	require.Len(t, pm, 1, "page and kind filter")
+	assert.Equal(t, "http://a.test/text", pm[0].PageURL)
+	assert.Empty(t, other.messages(), "another host's channel")
+
+	// Nothing is sent twice: a second drain has nothing due.
+	h.clk.Advance(time.Minute)
+	code, out, _ = h.cli(runArgs...)
+	require.Equal(t, exitOK, code)
+	assert.NotContains(t, out, "alerts:")
+	assert.Len(t, all.messages(), 3)
+
+	code, out, errOut = cli(t, h.e, "alert", "list", "-db", h.db)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "delivered  channel 1  [critical] noindex_added: http://a.test/noindex")
+	assert.NotContains(t, out, "s3cret", "secrets are never listed")
+	assert.Contains(t, out, "host http://b.test")
+}
+
+// TestAlertCLIUsageErrors: bad alert command lines exit 2 with a message,
+// and a loopback destination is refused without -allow-private.
+func TestAlertCLIUsageErrors(t *testing.T) {
+	h := newHarness(t)
+	h.track("http://a.test/")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"alert"}, "alert needs a subcommand"},
+		{[]string{"alert", "nope"}, "unknown alert subcommand"},
+		{[]string{"alert", "add", "-db", h.db}, "exactly one of -webhook URL, -slack URL or -email ADDR"},
+		{[]string{"alert", "add", "-db", h.db, "-webhook", "ftp://x.example/"}, "want an absolute http(s) URL"},
+		{[]string{"alert", "add", "-db", h.db, "-webhook", "https://x.example/", "-kinds", "titel"}, `unknown change kind "titel"`},
+		{[]string{"alert", "add", "-db", h.db, "-webhook", "https://x.example/", "-min-severity", "urgent"}, `unknown severity "urgent"`},
+		{[]string{"alert", "add", "-db", h.db, "-email", "a@example.com"}, "-email needs -smtp HOST:PORT"},
+		{[]string{"alert", "add", "-db", h.db, "-webhook", "http://127.0.0.1:1/"}, "alert destination 127.0.0.1:1"},
+		{[]string{"alert", "add", "-db", h.db, "-webhook", "http://localhost:1/"}, "unless -allow-private"},
+		{[]string{"alert", "rm", "-db", h.db}, "takes one channel ID"},
+		{[]string{"alert", "test", "-db", h.db, "x"}, `channel ID "x"`},
+		{[]string{"run", "-db", h.db, "-min-text-percent", "120"}, "min-text-percent"},
+		{[]string{"run", "-db", h.db, "-public-url", "ftp://x"}, "-public-url"},
+	}
+	for _, c := range cases {
+		code, _, errOut := cli(t, h.e, c.args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", c.args, errOut)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+	code, _, errOut := cli(t, h.e, "alert", "rm", "-db", h.db, "7")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errOut, "no alert channel 7")
+	code, out, _ := cli(t, h.e, "alert", "list", "-db", h.db)
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "no alert channels")
+	assert.False(t, strings.Contains(out, "latest deliveries"))
+}
