@@ -18,6 +18,7 @@ import (
 	"github.com/politecrawl/polite/examples/monitor/internal/alert"
 	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
+	"github.com/politecrawl/polite/examples/monitor/internal/web"
 )
 
 // The alert side of the command line: `monitor alert add|list|rm|test`, the
@@ -466,4 +467,43 @@ func listAlerts(ctx context.Context, st *store.Store, w io.Writer) error {
 		fmt.Fprintln(w, cmdline.Safe(line))
 	}
 	return nil
+}
+
+// newAlertChannel is the dashboard's alert form, checked as alert add's
+// flags are: the same settings, target and filter parsing, and the
+// destination through this process's address guard.
+func (m *monitor) newAlertChannel(ctx context.Context, f web.AlertForm) (store.Channel, error) {
+	var webhook, slack, email string
+	switch f.Kind {
+	case "webhook":
+		webhook = f.URL
+	case "slack":
+		slack = f.URL
+	case "email":
+		email = f.Email
+	default:
+		return store.Channel{}, fmt.Errorf("unknown channel kind %q (webhook, slack or email)", f.Kind)
+	}
+	secret := ""
+	if f.Kind == "webhook" {
+		secret = f.Secret
+	}
+	ch, err := channelFromFlags(webhook, secret, "", slack, email, f.SMTP, "", "", "", false)
+	if err != nil {
+		return store.Channel{}, err
+	}
+	ch.Name = f.Name
+	if ch.Scope, ch.Target, err = alertTarget(f.Page, f.Host); err != nil {
+		return store.Channel{}, err
+	}
+	if f.MinSeverity == "" {
+		f.MinSeverity = "info"
+	}
+	if ch.Filter, err = parseFilter(f.Kinds, f.MinSeverity); err != nil {
+		return store.Channel{}, err
+	}
+	if err := m.checkDestination(ctx, ch.Config); err != nil {
+		return store.Channel{}, err
+	}
+	return ch, nil
 }

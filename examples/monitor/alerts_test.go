@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mmcdole/gofeed"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -299,4 +300,95 @@ func TestAlertCLIUsageErrors(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "no alert channels")
 	assert.False(t, strings.Contains(out, "latest deliveries"))
+}
+
+// TestAtomFeedsParseInAFeedReader: the monitor's and a page's feed, behind
+// the dashboard's Host check, parsed by gofeed.
+func TestAtomFeedsParseInAFeedReader(t *testing.T) {
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	h.track("http://a.test/noindex", "http://a.test/title")
+	h.run()
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + time.Minute)
+	h.run()
+	srv := newTestServer(t, h)
+
+	r := do(t, srv, "GET", "/feed.atom", nil)
+	require.Equal(t, http.StatusOK, r.code, r.body)
+	assert.Equal(t, "application/atom+xml; charset=utf-8", r.header.Get("Content-Type"))
+	assert.NotEmpty(t, r.header.Get("Content-Security-Policy"), "the site's headers")
+	feed, err := gofeed.NewParser().ParseString(r.body)
+	require.NoError(t, err, r.body)
+	require.Len(t, feed.Items, 2)
+	titles := feed.Items[0].Title + " | " + feed.Items[1].Title
+	assert.Contains(t, titles, "[critical] noindex_added: http://a.test/noindex")
+	assert.Contains(t, titles, "title")
+	for _, it := range feed.Items {
+		assert.True(t, strings.HasPrefix(it.Link, "http://127.0.0.1:8080/page?url="), it.Link)
+	}
+
+	r = do(t, srv, "GET", "/page/feed.atom?url="+url.QueryEscape("http://a.test/noindex"), nil)
+	require.Equal(t, http.StatusOK, r.code, r.body)
+	feed, err = gofeed.NewParser().ParseString(r.body)
+	require.NoError(t, err)
+	require.Len(t, feed.Items, 1)
+	assert.Contains(t, feed.Items[0].Title, "noindex_added")
+	assert.Contains(t, feed.Items[0].Content+feed.Items[0].Description, "noindex, follow")
+
+	r = do(t, srv, "GET", "/page/feed.atom?url="+url.QueryEscape("http://nowhere.test/"), nil)
+	assert.Equal(t, http.StatusNotFound, r.code)
+	r = do(t, srv, "GET", "/feed.atom", nil, "Host", "rebind.evil.example")
+	assert.Equal(t, http.StatusMisdirectedRequest, r.code, "the Host check guards the feeds")
+	hist := do(t, srv, "GET", "/page?url="+url.QueryEscape("http://a.test/noindex"), nil).body
+	assert.Contains(t, hist, `href="/page/feed.atom?url=http%3a%2f%2fa.test%2fnoindex"`)
+}
+
+// TestAlertsPageAddsChannelsAndShowsFailures: the form adds a channel
+// (same-origin POST only, the destination through the guard), the page
+// lists it without its secret, and a failed delivery shows as a banner on
+// the dashboard and a row on the alerts page.
+func TestAlertsPageAddsChannelsAndShowsFailures(t *testing.T) {
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	h.track("http://a.test/noindex")
+	h.run()
+	rc := newReceiver(t)
+	rc.status.Store(http.StatusBadRequest) // a 4xx is permanent: failed at once
+
+	guarded := newTestServer(t, h)
+	form := url.Values{"kind": {"webhook"}, "url": {rc.srv.URL + "/hook"}, "secret": {"topsecret"}, "min_severity": {"high"}}
+	r := do(t, guarded, "POST", "/alerts", form)
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Contains(t, r.body, "unless -allow-private", "a loopback destination is refused under the guard")
+
+	srv := newTestServer(t, h, func(o *options) { o.allowPrivate = true })
+	r = do(t, srv, "POST", "/alerts", form, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusForbidden, r.code, "cross-origin POST refused")
+	r = do(t, srv, "POST", "/alerts", url.Values{"kind": {"webhook"}, "url": {rc.srv.URL}, "kinds": {"titel"}})
+	assert.Equal(t, http.StatusBadRequest, r.code)
+	assert.Contains(t, r.body, "unknown change kind")
+	r = do(t, srv, "POST", "/alerts", form)
+	require.Equal(t, http.StatusSeeOther, r.code, r.body)
+	r = do(t, srv, "GET", "/alerts?done=alert-added", nil)
+	assert.Contains(t, r.body, "Alert channel added")
+	assert.Contains(t, r.body, "every page; every kind at least high")
+	assert.NotContains(t, r.body, "topsecret")
+	assert.NotContains(t, do(t, srv, "GET", "/", nil).body, "alert-failed")
+
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + time.Minute)
+	code, out, errOut := h.cli("run", "-gap", "0s", "-allow-private")
+	require.Equal(t, exitOK, code, out+errOut)
+	dash := do(t, srv, "GET", "/", nil).body
+	assert.Contains(t, dash, "1 alert delivery failed.")
+	page := do(t, srv, "GET", "/alerts", nil).body
+	assert.Contains(t, page, `<tr class="d-failed"><td class="state">failed</td>`)
+	assert.Contains(t, page, "answered 400 Bad Request")
+
+	r = do(t, srv, "POST", "/alerts/remove", url.Values{"id": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.code, r.body)
+	assert.NotContains(t, do(t, srv, "GET", "/", nil).body, "alert-failed", "the channel's deliveries went with it")
 }

@@ -466,9 +466,12 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if err != nil {
 			return err
 		}
-		// One pass over the alert outbox; what fails waits for its backoff.
-		if err := m.drainAlerts(ctx, stdout); err != nil {
-			return err
+		// One pass over the alert outbox; what fails waits for its backoff,
+		// and an interrupted run leaves every delivery in the outbox.
+		if ctx.Err() == nil {
+			if err := m.drainAlerts(ctx, stdout); err != nil {
+				return err
+			}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w (every snapshot taken is saved; the rest stay due)", ctx.Err())

@@ -117,5 +117,7 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		ChecksInFlight: m.o.checksInFlight,
 		Now:            m.now,
 		ErrorLog:       errOut,
+
+		NewAlertChannel: m.newAlertChannel,
 	})
 }

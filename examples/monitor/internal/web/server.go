@@ -95,6 +95,10 @@ type Config struct {
 	ChecksInFlight int
 	Now            func() time.Time
 	ErrorLog       io.Writer
+	// NewAlertChannel checks the alerts page's form as `monitor alert add`
+	// checks its flags (the destination through the address guard) and
+	// returns the channel to store; nil: the form is refused.
+	NewAlertChannel func(ctx context.Context, f AlertForm) (store.Channel, error)
 }
 
 // Server serves the dashboard, page history, free tool and JSON API.
@@ -139,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 			return oc
 		},
 	}
-	for _, name := range []string{"dashboard", "history", "check"} {
+	for _, name := range []string{"dashboard", "history", "check", "alerts"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -166,6 +170,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/pages", s.apiPages)
 	mux.HandleFunc("GET /api/pages/{url}/snapshots", s.apiSnapshots)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
+	mux.HandleFunc("GET /alerts", s.alertsPage)
+	mux.HandleFunc("POST /alerts", s.alertAddPost)
+	mux.HandleFunc("POST /alerts/remove", s.alertRemovePost)
+	mux.HandleFunc("GET /feed.atom", s.feed)
+	mux.HandleFunc("GET /page/feed.atom", s.feed)
 
 	cop := http.NewCrossOriginProtection()
 	var h http.Handler = mux
@@ -220,8 +229,10 @@ type common struct {
 // flashes are the only success notices a page shows, chosen by ?done=:
 // never text from the URL, which anyone can write into a link.
 var flashes = map[string]string{
-	"tracked":   "Page tracked: it is checked at its interval from now on.",
-	"untracked": "Page untracked: its snapshots were deleted.",
+	"tracked":       "Page tracked: it is checked at its interval from now on.",
+	"untracked":     "Page untracked: its snapshots were deleted.",
+	"alert-added":   "Alert channel added: matching changes are delivered to it from now on.",
+	"alert-removed": "Alert channel removed, with its deliveries.",
 }
 
 func (s *Server) common(r *http.Request) common {
@@ -289,6 +300,8 @@ type dashData struct {
 	Total            int
 	Page, LastPage   int
 	PrevURL, NextURL string
+	// FailedAlerts is the number of alert deliveries given up on: a banner.
+	FailedAlerts int
 }
 
 // pageNumber reads ?page=N (1-based).
@@ -325,6 +338,7 @@ func (s *Server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 	}
 	d.Filter = f
 	d.Page = pageNumber(r)
+	d.FailedAlerts = s.failedDeliveries(ctx)
 	if d.Totals, err = s.st.Totals(ctx); err != nil {
 		s.fail(w, err)
 		return
