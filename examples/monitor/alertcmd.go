@@ -206,6 +206,7 @@ func alertCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}
 	switch sub {
 	case "add", "test":
+		fs.Var(o.resolve, "resolve", "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
 		fs.BoolVar(&o.allowPrivate, "allow-private", false, "allow destinations on loopback, private and other internal addresses (off: refused before connecting)")
 	}
 	if err := fs.Parse(args); err != nil {

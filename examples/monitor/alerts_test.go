@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/alert"
+	"github.com/politecrawl/polite/fetch"
 )
 
 // seoPage is an HTML page with every field the change kinds read.
@@ -391,4 +393,29 @@ func TestAlertsPageAddsChannelsAndShowsFailures(t *testing.T) {
 	r = do(t, srv, "POST", "/alerts/remove", url.Values{"id": {"1"}})
 	require.Equal(t, http.StatusSeeOther, r.code, r.body)
 	assert.NotContains(t, do(t, srv, "GET", "/", nil).body, "alert-failed", "the channel's deliveries went with it")
+}
+
+// TestSenderDialsThroughTheProcessGuard: what alert channels connect
+// through is the process's guard (on by default): a loopback destination
+// is refused before connect; -allow-private lets it through.
+func TestSenderDialsThroughTheProcessGuard(t *testing.T) {
+	rc := newReceiver(t)
+	st := openTestStore(t, tempDB(t))
+	o := options{userAgent: defaultUserAgent, gap: time.Second, parallel: 1}
+	m, err := newMonitor(st, o, env{})
+	require.NoError(t, err)
+	ch, err := alert.Config{Kind: "webhook", URL: rc.srv.URL + "/hook"}.Channel(m.alertNet())
+	require.NoError(t, err)
+	err = ch.Send(context.Background(), "k", testMessage(time.Now()))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, fetch.ErrForbiddenAddress)
+	assert.Empty(t, rc.messages(), "refused before connect")
+
+	o.allowPrivate = true
+	m, err = newMonitor(st, o, env{})
+	require.NoError(t, err)
+	ch, err = alert.Config{Kind: "webhook", URL: rc.srv.URL + "/hook"}.Channel(m.alertNet())
+	require.NoError(t, err)
+	require.NoError(t, ch.Send(context.Background(), "k", testMessage(time.Now())))
+	assert.Len(t, rc.messages(), 1)
 }
