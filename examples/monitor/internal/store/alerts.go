@@ -295,11 +295,12 @@ func (s *Store) Deliveries(ctx context.Context, n int) ([]alert.Delivery, error)
 	return ds, s.wrap(err)
 }
 
-// FailedDeliveries counts the deliveries given up on: the dashboard's
-// banner.
+// FailedDeliveries counts the deliveries whose last attempt failed: given
+// up on, or waiting for a retry. The dashboard's banner.
 func (s *Store) FailedDeliveries(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM alert_outbox WHERE state = 'failed'`).Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM alert_outbox
+		WHERE state = 'failed' OR (state IN ('pending', 'sending') AND last_error != '')`).Scan(&n)
 	return n, s.wrap(err)
 }
 
