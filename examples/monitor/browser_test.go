@@ -20,11 +20,11 @@ import (
 	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
-// -update-screenshot writes the screenshots the README shows (dashboard.png
-// and history.png in this directory) from the browser test below:
+// -update-screenshot writes the screenshots the README shows (dashboard.png,
+// history.png and alerts.png in this directory) from the browser tests below:
 //
-//	go test -run TestDashboardInRealBrowser ./examples/monitor -update-screenshot
-var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png and history.png for the README from the browser test")
+//	go test -run 'TestDashboardInRealBrowser|TestAlertFailureInRealBrowser' ./examples/monitor -update-screenshot
+var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png, history.png and alerts.png for the README from the browser tests")
 
 // consoleRecorder keeps every console message and browser-log entry of the
 // tab.
