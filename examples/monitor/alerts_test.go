@@ -213,6 +213,8 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	add("-webhook", crit.srv.URL+"/hook", "-min-severity", "critical")
 	add("-webhook", page.srv.URL+"/hook", "-page", "http://a.test/text", "-kinds", "text")
 	add("-webhook", other.srv.URL+"/hook", "-host", "http://b.test")
+	slack := newReceiver(t)
+	add("-slack", slack.srv.URL+"/services/T0/B0/secretpath", "-kinds", "noindex_added")
 
 	runArgs := []string{"run", "-gap", "0s", "-allow-private", "-public-url", "http://127.0.0.1:9999/"}
 	code, out, errOut := h.cli(runArgs...)
@@ -222,7 +224,7 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	h.clk.Advance(6*time.Hour + time.Minute)
 	code, out, errOut = h.cli(runArgs...)
 	require.Equal(t, exitOK, code, out+errOut)
-	assert.Contains(t, out, "alerts: 5 delivery attempts", "3 to the monitor-wide channel, 1 critical, 1 for the page")
+	assert.Contains(t, out, "alerts: 6 delivery attempts", "3 to the monitor-wide channel, 1 critical, 1 for the page, 1 to Slack")
 
 	msgs := all.messages()
 	require.Len(t, msgs, 3, "one message per changed page")
@@ -252,6 +254,13 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	require.Len(t, pm, 1, "page and kind filter")
 	assert.Equal(t, "http://a.test/text", pm[0].PageURL)
 	assert.Empty(t, other.messages(), "another host's channel")
+	slack.mu.Lock()
+	require.Len(t, slack.raw, 1)
+	var sl struct{ Text string }
+	require.NoError(t, json.Unmarshal(slack.raw[0], &sl))
+	slack.mu.Unlock()
+	assert.Contains(t, sl.Text, "*[critical] noindex_added: http://a.test/noindex*")
+	assert.Contains(t, sl.Text, "<http://127.0.0.1:9999/page?url=http%3A%2F%2Fa.test%2Fnoindex|History>")
 
 	// Nothing is sent twice: a second drain has nothing due.
 	h.clk.Advance(time.Minute)
@@ -264,6 +273,7 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "delivered  channel 1  [critical] noindex_added: http://a.test/noindex")
 	assert.NotContains(t, out, "s3cret", "secrets are never listed")
+	assert.NotContains(t, out, "secretpath", "a Slack URL's path is its secret")
 	assert.Contains(t, out, "host http://b.test")
 }
 
