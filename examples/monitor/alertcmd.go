@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/examples/monitor/internal/web"
+	"github.com/politecrawl/polite/fetch"
 )
 
 // The alert side of the command line: `monitor alert add|list|rm|test`, the
@@ -80,14 +81,21 @@ func (o *alertOptions) compare() changes.Options {
 }
 
 // alertNet is how alert channels connect from this process: through its
-// address guard (the free tool's), or without one under -allow-private.
+// address guard (the free tool's, checked at dial time on the address
+// connected), or without one under -allow-private; -resolve applies.
 func (m *monitor) alertNet() alert.Net {
 	d := &net.Dialer{Timeout: 30 * time.Second}
-	if m.guard != nil {
-		g := m.guard
+	resolve := fetch.Resolve{}
+	for k, v := range m.o.resolve {
+		resolve[strings.ToLower(k)] = v
+	}
+	if g := m.guard; g != nil {
+		d.Resolver = g.Resolver
 		d.Control = func(network, address string, c syscall.RawConn) error { return g.Control(network, address, c) }
 	}
-	return alert.Net{Dial: d.DialContext}
+	return alert.Net{Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return d.DialContext(ctx, network, resolve.Addr(addr))
+	}}
 }
 
 // historyLink adds the page's history link to the messages a channel sends.

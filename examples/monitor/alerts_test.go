@@ -429,3 +429,20 @@ func TestSenderDialsThroughTheProcessGuard(t *testing.T) {
 	require.NoError(t, ch.Send(context.Background(), "k", testMessage(time.Now())))
 	assert.Len(t, rc.messages(), 1)
 }
+
+// TestSenderGuardJudgesTheResolvedAddress: a public-looking destination
+// that -resolve maps to loopback is refused at dial time.
+func TestSenderGuardJudgesTheResolvedAddress(t *testing.T) {
+	rc := newReceiver(t)
+	_, port, _ := strings.Cut(strings.TrimPrefix(rc.srv.URL, "http://"), ":")
+	st := openTestStore(t, tempDB(t))
+	o := options{userAgent: defaultUserAgent, gap: time.Second, parallel: 1,
+		resolve: resolveFlag{"hooks.example:" + port: "127.0.0.1"}}
+	m, err := newMonitor(st, o, env{})
+	require.NoError(t, err)
+	ch, err := alert.Config{Kind: "webhook", URL: "http://hooks.example:" + port + "/hook"}.Channel(m.alertNet())
+	require.NoError(t, err)
+	err = ch.Send(context.Background(), "k", testMessage(time.Now()))
+	assert.ErrorIs(t, err, fetch.ErrForbiddenAddress)
+	assert.Empty(t, rc.messages())
+}
