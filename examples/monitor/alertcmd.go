@@ -292,28 +292,39 @@ func alertCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		fmt.Fprintf(stdout, "removed alert channel %d and its deliveries\n", id)
 		return nil
 	case "test":
-		c, ok, err := st.ChannelByID(ctx, id)
+		desc, err := m.testChannel(ctx, id)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return fmt.Errorf("no alert channel %d (see: monitor alert list -db %s)", id, o.db)
-		}
-		if err := m.checkDestination(ctx, c.Config); err != nil {
-			return err
-		}
-		sender, err := m.channel(ctx, id)
-		if err != nil {
-			return err
-		}
-		msg := testMessage(now())
-		if err := sender.Send(ctx, alert.DeliveryKey(msg.ID, id), msg); err != nil {
-			return fmt.Errorf("test delivery to channel %d (%s) failed: %w", id, c.Config.String(), err)
-		}
-		fmt.Fprintf(stdout, "test delivery to channel %d (%s): accepted\n", id, cmdline.Safe(c.Config.String()))
+		fmt.Fprintf(stdout, "test delivery to channel %d (%s): accepted\n", id, cmdline.Safe(desc))
 		return nil
 	}
 	return nil
+}
+
+// testChannel sends a test message to channel id now, through the address
+// guard (`alert test` and the alerts page's test button), and returns the
+// channel's description.
+func (m *monitor) testChannel(ctx context.Context, id int64) (string, error) {
+	c, ok, err := m.st.ChannelByID(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("no alert channel %d (see: monitor alert list -db %s)", id, m.o.db)
+	}
+	if err := m.checkDestination(ctx, c.Config); err != nil {
+		return "", err
+	}
+	sender, err := m.channel(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	msg := testMessage(m.now())
+	if err := sender.Send(ctx, alert.DeliveryKey(msg.ID, id), msg); err != nil {
+		return "", fmt.Errorf("test delivery to channel %d (%s) failed: %w", id, c.Config.String(), err)
+	}
+	return c.Config.String(), nil
 }
 
 // testMessage is what `alert test` and the dashboard's test button send.

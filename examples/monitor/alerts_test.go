@@ -368,7 +368,6 @@ func TestAlertsPageAddsChannelsAndShowsFailures(t *testing.T) {
 	h.track("http://a.test/noindex")
 	h.run()
 	rc := newReceiver(t)
-	rc.status.Store(http.StatusBadRequest) // a 4xx is permanent: failed at once
 
 	guarded := newTestServer(t, h)
 	form := url.Values{"kind": {"webhook"}, "url": {rc.srv.URL + "/hook"}, "secret": {"topsecret"}, "min_severity": {"high"}}
@@ -389,6 +388,21 @@ func TestAlertsPageAddsChannelsAndShowsFailures(t *testing.T) {
 	assert.Contains(t, r.body, "every page; every kind at least high")
 	assert.NotContains(t, r.body, "topsecret")
 	assert.NotContains(t, do(t, srv, "GET", "/", nil).body, "alert-failed")
+
+	// The test button sends now, through the guard, and says how it went.
+	r = do(t, srv, "POST", "/alerts/test", url.Values{"id": {"1"}})
+	require.Equal(t, http.StatusSeeOther, r.code, r.body)
+	assert.Equal(t, "/alerts?done=alert-tested", r.header.Get("Location"))
+	require.Len(t, rc.messages(), 1)
+	assert.Equal(t, "test", rc.messages()[0].Changes[0].Kind)
+	rc.status.Store(http.StatusBadRequest) // a 4xx is permanent: failed at once
+	r = do(t, srv, "POST", "/alerts/test", url.Values{"id": {"1"}})
+	assert.Equal(t, http.StatusBadGateway, r.code)
+	assert.Contains(t, r.body, "test delivery to channel 1")
+	assert.Contains(t, r.body, "answered 400 Bad Request")
+	r = do(t, guarded, "POST", "/alerts/test", url.Values{"id": {"1"}})
+	assert.Equal(t, http.StatusBadGateway, r.code)
+	assert.Contains(t, r.body, "unless -allow-private", "the guarded server refuses before connect")
 
 	stage.Store(true)
 	h.clk.Advance(6*time.Hour + time.Minute)

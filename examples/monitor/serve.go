@@ -118,6 +118,7 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		Now:            m.now,
 		ErrorLog:       errOut,
 
-		NewAlertChannel: m.newAlertChannel,
+		NewAlertChannel:  m.newAlertChannel,
+		TestAlertChannel: m.testChannel,
 	})
 }

@@ -117,6 +117,23 @@ func (s *Server) alertRemovePost(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/alerts?done=alert-removed", http.StatusSeeOther)
 }
 
+func (s *Server) alertTestPost(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PostFormValue("id"), 10, 64)
+	if err != nil {
+		s.alertsWith(w, r, http.StatusBadRequest, "bad channel ID")
+		return
+	}
+	if s.cfg.TestAlertChannel == nil {
+		s.alertsWith(w, r, http.StatusServiceUnavailable, "alert channels cannot be tested from this server")
+		return
+	}
+	if _, err := s.cfg.TestAlertChannel(r.Context(), id); err != nil {
+		s.alertsWith(w, r, http.StatusBadGateway, err.Error())
+		return
+	}
+	http.Redirect(w, r, "/alerts?done=alert-tested", http.StatusSeeOther)
+}
+
 // failedDeliveries is the dashboard banner's count; an error shows no banner
 // rather than no dashboard.
 func (s *Server) failedDeliveries(ctx context.Context) int {

@@ -99,6 +99,9 @@ type Config struct {
 	// checks its flags (the destination through the address guard) and
 	// returns the channel to store; nil: the form is refused.
 	NewAlertChannel func(ctx context.Context, f AlertForm) (store.Channel, error)
+	// TestAlertChannel sends a test message to a channel now, as `monitor
+	// alert test` does, and returns its description; nil: refused.
+	TestAlertChannel func(ctx context.Context, id int64) (string, error)
 }
 
 // Server serves the dashboard, page history, free tool and JSON API.
@@ -173,6 +176,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /alerts", s.alertsPage)
 	mux.HandleFunc("POST /alerts", s.alertAddPost)
 	mux.HandleFunc("POST /alerts/remove", s.alertRemovePost)
+	mux.HandleFunc("POST /alerts/test", s.alertTestPost)
 	mux.HandleFunc("GET /feed.atom", s.feed)
 	mux.HandleFunc("GET /page/feed.atom", s.feed)
 
@@ -233,6 +237,7 @@ var flashes = map[string]string{
 	"untracked":     "Page untracked: its snapshots were deleted.",
 	"alert-added":   "Alert channel added: matching changes are delivered to it from now on.",
 	"alert-removed": "Alert channel removed, with its deliveries.",
+	"alert-tested":  "Test message accepted by the channel's receiver.",
 }
 
 func (s *Server) common(r *http.Request) common {
