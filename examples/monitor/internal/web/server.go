@@ -1,5 +1,5 @@
 // Package web is `monitor serve`'s site: the dashboard, a page's history,
-// the free tool and the JSON API, with what a listening socket needs (the
+// the free tool, the JSON API, the alerts page and the Atom feeds, with what a listening socket needs (the
 // Host header checked, cross-origin POSTs refused, bodies capped, checks
 // bounded server-wide and per client IP, html/template, a CSP without inline
 // script).
