@@ -1,8 +1,8 @@
 // Package web is `monitor serve`'s site: the dashboard, a page's history,
-// the free tool, the JSON API, the alerts page and the Atom feeds, with what a listening socket needs (the
-// Host header checked, cross-origin POSTs refused, bodies capped, checks
-// bounded server-wide and per client IP, html/template, a CSP without inline
-// script).
+// the free tool, the JSON API, the alerts page and the Atom feeds, with what
+// a listening socket needs (the Host header checked, cross-origin POSTs
+// refused, bodies capped, checks bounded server-wide and per client IP,
+// html/template, a CSP without inline script).
 //
 // Handlers read through the store and run the free tool through
 // Config.Check, the same function as the CLI's check; the package never
