@@ -277,7 +277,7 @@ func alertCommand(ctx context.Context, args []string, stdout, stderr io.Writer, 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "alert channel %d: %s\n", id, cmdline.Safe(describe(ch)))
+		fmt.Fprintf(stdout, "alert channel %d: %s\n", id, cmdline.Safe(ch.Describe()))
 		return nil
 	case "list":
 		return listAlerts(ctx, st, stdout)
@@ -335,8 +335,6 @@ func testMessage(now time.Time) *alert.Message {
 		Changes: []alert.Change{{Kind: "test", Severity: "info", Field: "test", Old: "", New: "this is a test alert"}},
 	}
 }
-
-func describe(c store.Channel) string { return c.Describe() }
 
 // channelFromFlags builds a channel's settings from alert add's flags:
 // exactly one of -webhook, -slack, -email.
