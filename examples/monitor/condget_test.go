@@ -106,7 +106,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	assert.Equal(t, []string{"text"}, snaps[2].Changes)
 	code, report, _ = h.cli("report")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, report, "text: 1 word added, 1 removed\n      Pricing ¶ second ¶ Plans start at [-ten-]{+twelve+} euros a month.\n")
+	assert.Contains(t, report, "text (low): 1 word added, 1 removed\n      Pricing ¶ second ¶ Plans start at [-ten-]{+twelve+} euros a month.\n")
 	t.Logf("conditional GET saved %d bytes of %d-byte page", un.BytesSaved, len(body))
 }
 

@@ -352,12 +352,11 @@ func TestReportAfterRunsShowsChangesAndOmitsBlocked(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, `http://a.test/pricing
   2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
-    title: "Pricing" -> "Pricing plans"
-    meta_description: "About Pricing" -> "About Pricing plans"
-    h1: "Pricing" -> "Pricing plans"
-    text: 1 word added, 0 removed
+    title (medium): "Pricing" -> "Pricing plans"
+    meta_description (low): "About Pricing" -> "About Pricing plans"
+    h1 (low): "Pricing" -> "Pricing plans"
+    text (low): 1 word added, 0 removed
       Pricing{+ plans+} ¶ second ¶ cheap
-    word_count: "3" -> "4"
 `, out, "the content change is a word diff, never two hashes")
 	assert.NotContains(t, out, "content_hash")
 	assert.NotContains(t, out, "secret")

@@ -30,6 +30,7 @@
 //	monitor status  -db PATH
 //	monitor check   [-db PATH] URL    the free tool: one polite check, printed as a card
 //	monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]
+//	monitor alert   add|list|rm|test -db PATH ...
 //
 // serve is the web dashboard, page history, free tool and JSON API
 // (README.md in this directory is the manual). Common flags: -user-agent,
@@ -169,6 +170,7 @@ const usageText = `usage:
   monitor status  -db PATH
   monitor check   [-db PATH] URL        the free tool: one polite check, prints the response card
   monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]   dashboard, free tool and JSON API
+  monitor alert   add|list|rm|test -db PATH ...   alert channels (run "monitor alert help")
 common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable),
   -allow-private (track, run, watch, check, serve: allow internal addresses),
   -log FILE (run, watch, check, serve: decision events as JSON lines)
@@ -185,6 +187,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	switch cmd {
 	case "track", "untrack", "run", "watch", "report", "status", "serve", "check":
 		err = command(ctx, cmd, rest, stdout, stderr, e)
+	case "alert":
+		err = alertCommand(ctx, rest, stdout, stderr, e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
@@ -229,6 +233,8 @@ type options struct {
 	// checksInFlight bounds free-tool checks at once, server-wide; 0 is
 	// maxChecksInFlight (no flag: tests set it explicitly).
 	checksInFlight int
+	// alerts: classification and alert delivery (alertcmd.go).
+	alerts alertOptions
 }
 
 // resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.
@@ -285,11 +291,15 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		fs.Float64Var(&o.checkRate, "check-rate", 10, "free-tool checks per minute per client IP")
 		fs.IntVar(&o.checkBurst, "check-burst", 3, "free-tool checks a client IP may make at once before the rate applies")
 	}
+	addAlertFlags(cmd, fs, &o.alerts)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return &usageError{err.Error()}
+	}
+	if err := o.alerts.check(); err != nil {
+		return err
 	}
 	if o.db == "" && cmd != "check" {
 		return usagef("-db PATH is required")
@@ -380,6 +390,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer st.Close()
+		st.SetCompareOptions(o.alerts.compare())
 	}
 	now := e.clock()
 
@@ -455,6 +466,13 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if err != nil {
 			return err
 		}
+		// One pass over the alert outbox; what fails waits for its backoff,
+		// and an interrupted run leaves every delivery in the outbox.
+		if ctx.Err() == nil {
+			if err := m.drainAlerts(ctx, stdout); err != nil {
+				return err
+			}
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w (every snapshot taken is saved; the rest stay due)", ctx.Err())
 		}
@@ -465,7 +483,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		return m.runner().Watch(ctx, stdout, e.sleeper())
+		return m.withAlerts(ctx, func(ctx context.Context) error { return m.runner().Watch(ctx, stdout, e.sleeper()) })
 	case "serve":
 		m, err := newMonitor(st, o, e)
 		if err != nil {

@@ -45,7 +45,11 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	defer cancel()
 	var wg sync.WaitGroup
 	var watchErr error
+	if m.o.alerts.publicURL == "" {
+		m.o.alerts.publicURL = "http://" + addr
+	}
 	if m.o.watch {
+		wg.Go(func() { m.alertSender().Run(ctx) })
 		wg.Go(func() {
 			watchErr = m.runner().Watch(ctx, &syncWriter{w: stdout}, e.sleeper())
 			if watchErr != nil {
@@ -113,5 +117,8 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		ChecksInFlight: m.o.checksInFlight,
 		Now:            m.now,
 		ErrorLog:       errOut,
+
+		NewAlertChannel:  m.newAlertChannel,
+		TestAlertChannel: m.testChannel,
 	})
 }

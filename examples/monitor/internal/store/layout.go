@@ -73,14 +73,14 @@ CREATE TABLE IF NOT EXISTS snapshot_states (
 );
 CREATE INDEX IF NOT EXISTS snapshot_states_content ON snapshot_states(content_id) WHERE content_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS snapshot_log (
-	id           INTEGER PRIMARY KEY,
+	id           INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: an alert's ID and key are snapshot-<id>
 	page_id      INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
 	taken_ns     INTEGER NOT NULL,
 	state_id     INTEGER NOT NULL,
 	response_ms  INTEGER,
 	not_modified INTEGER NOT NULL DEFAULT 0, -- the server answered 304: the state is the 200's
 	bytes_saved  INTEGER,                    -- 304 only: the body not sent again
-	changes      TEXT                        -- JSON list of the fields changed since the previous snapshot
+	changes      TEXT                        -- JSON list of the kinds of change (changes.Kind) since the previous snapshot
 );
 CREATE INDEX IF NOT EXISTS snapshot_log_page ON snapshot_log(page_id, taken_ns);
 CREATE INDEX IF NOT EXISTS snapshot_log_saved ON snapshot_log(bytes_saved) WHERE not_modified = 1;
@@ -265,6 +265,9 @@ func migrateTx(ctx context.Context, tx dbtx) error {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, alertSchema); err != nil {
 		return err
 	}
 	have, err := columnsOf(ctx, tx, "pages")

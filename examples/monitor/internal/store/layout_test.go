@@ -205,6 +205,9 @@ func TestMainLayoutIsConverted(t *testing.T) {
 	require.NoError(t, st.db.QueryRow(`SELECT (SELECT count(*) FROM sqlite_master WHERE name LIKE 'legacy%'),
 		(SELECT count(*) FROM contents), (SELECT count(*) FROM snapshot_states)`).Scan(&legacy, &contents, &states))
 	assert.Equal(t, 0, legacy)
+	var parent string
+	require.NoError(t, st.db.QueryRow(`SELECT "table" FROM pragma_foreign_key_list('change_log')`).Scan(&parent))
+	assert.Equal(t, "snapshot_log", parent, "the converted file's change log references the log, not the view")
 	assert.Equal(t, 2, contents, "text T shared by both pages, and text T2")
 	assert.Equal(t, 2+1+3, states, "x: T (the 304 too), T2; y: T; b: three")
 	p, ok, err := st.Page(ctx, "https://b.example:8443/")

@@ -4,7 +4,9 @@
 // this package opens the database.
 //
 // It never fetches and never prints; the changes it records with a snapshot
-// are computed by package snapshot.
+// are classified by package snapshot (changes.Compare), and the alerts they
+// cause are queued here, in the snapshot's transaction, for package alert
+// to deliver.
 package store
 
 import (
@@ -24,6 +26,7 @@ import (
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
 
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 )
 
@@ -49,6 +52,8 @@ type Store struct {
 	// path names the file in every error, so a full disk or a locked file
 	// says which database it is about.
 	path string
+	// compare tunes the classification of changes (SetCompareOptions).
+	compare changes.Options
 }
 
 // wrap names the database file in err (once); nil stays nil.
@@ -243,7 +248,7 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 	if id == 0 && len(tables) > 0 && !(tables["pages"] && (tables["snapshots"] || tables["snapshot_log"]) && tables["robots_cache"]) {
 		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, ErrNotOurs)
 	}
-	upToDate = tables["counters"] && tables["snapshot_log"]
+	upToDate = tables["counters"] && tables["snapshot_log"] && hasAlertTables(tables)
 	for _, c := range addedColumns {
 		upToDate = upToDate && have[c.table+"."+c.column]
 	}
@@ -639,31 +644,21 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 
 // SaveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
-// or not at all. It also compares the snapshot with the page's previous
-// comparable one and records what changed (snapshots.changes and the
-// page's last_change), so the dashboard shows it without diffing.
+// or not at all. It also classifies the snapshot's changes against the
+// page's history (snapshot.Classify) and records them (snapshots.changes,
+// the page's last_change, the change log) with, in the same transaction,
+// the alert deliveries of every matching channel (the outbox).
 func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 	// The comparison with the previous snapshot (a word diff of up to
 	// 100 KiB of text) is made before the write transaction, so it never
 	// holds the database's write lock. Only the process that claimed the
 	// page writes its snapshots, so the previous one cannot change meanwhile.
-	var changeLine string
-	if sn.Comparable() {
-		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_ns DESC, id DESC LIMIT 1`, sn.PageURL))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return s.wrap(err)
-		default:
-			changes := snapshot.Diff(prev, sn)
-			sn.Changes = nil
-			for _, c := range changes {
-				sn.Changes = append(sn.Changes, c.Field)
-			}
-			changeLine = snapshot.ChangesLine(changes)
-		}
+	cs, err := s.classify(ctx, sn)
+	if err != nil {
+		return s.wrap(err)
 	}
+	sn.Changes = snapshot.Kinds(cs)
+	changeLine := snapshot.ChangesLine(cs)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -678,6 +673,9 @@ WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY
 		return s.wrap(err)
 	}
 	if sn.ID, err = insertSnapshot(ctx, tx, nil, pageID, sn, 0); err != nil {
+		return s.wrap(err)
+	}
+	if err := s.recordChanges(ctx, tx, sn, cs); err != nil {
 		return s.wrap(err)
 	}
 	var status sql.NullInt64

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/robots"
 )
@@ -290,7 +291,9 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	snaps, err := st.Snapshots(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snaps, 2)
-	assert.Equal(t, []snapshot.Change{{Field: "content", Old: "", New: "changed"}}, snapshot.Diff(&snaps[0], &snaps[1]),
+	cs := snapshot.Classify(&snaps[0], &snaps[0], &snaps[1], changes.Options{})
+	require.Len(t, cs, 1)
+	assert.Equal(t, changes.Change{Kind: changes.KindText, Severity: changes.Low, Field: "content", New: "changed"}, cs[0].Change,
 		"no stored text: the change is named, not shown as hashes")
 	assert.Empty(t, snaps[1].BotProtection)
 
@@ -299,7 +302,7 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	bot := &snapshot.Snapshot{PageURL: "https://old.example:8443/x", TakenAt: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		Status: 403, BotProtection: "cloudflare, header cf-mitigated: challenge"}
 	require.NoError(t, st.SaveSnapshot(context.Background(), bot))
-	assert.Empty(t, bot.Changes)
+	assert.Equal(t, []string{"bot_protection"}, bot.Changes, "the block is its own kind, never a content change")
 	good, ok, err := st.LastGood(context.Background(), "https://old.example:8443/x")
 	require.NoError(t, err)
 	require.True(t, ok)

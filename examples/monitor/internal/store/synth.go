@@ -160,13 +160,13 @@ SELECT id, ?1, CASE
 		ELSE id * 3 - 2 END,
 	20 + (id * 7 + ?3) % 80,
 	?3 % 10 = 9, CASE WHEN ?3 % 10 = 9 THEN 9000 END,
-	CASE WHEN ?5 > 0 AND ?3 = ?6 AND (id - 1) % ?5 = 0 THEN '["content"]' END
+	CASE WHEN ?5 > 0 AND ?3 = ?6 AND (id - 1) % ?5 = 0 THEN '["text"]' END
 FROM pages ORDER BY id`,
 			cfg.Start.UnixNano()+int64(j)*step, blocked, j, cfg.PerPage, changed, half); err != nil {
 			return st.wrap(fmt.Errorf("synthesize snapshots: %w", err))
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE pages SET last_change = 'text +5 −5 words', last_change_at = ? WHERE ?2 > 0 AND (id - 1) % ?2 = 0`,
+	if _, err := tx.ExecContext(ctx, `UPDATE pages SET last_change = '[low] text +5 −5 words', last_change_at = ? WHERE ?2 > 0 AND (id - 1) % ?2 = 0`,
 		FmtTime(cfg.Start.Add(time.Duration(half)*cfg.Interval)), changed); err != nil {
 		return st.wrap(err)
 	}

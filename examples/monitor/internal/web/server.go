@@ -1,8 +1,8 @@
 // Package web is `monitor serve`'s site: the dashboard, a page's history,
-// the free tool and the JSON API, with what a listening socket needs (the
-// Host header checked, cross-origin POSTs refused, bodies capped, checks
-// bounded server-wide and per client IP, html/template, a CSP without inline
-// script).
+// the free tool, the JSON API, the alerts page and the Atom feeds, with what
+// a listening socket needs (the Host header checked, cross-origin POSTs
+// refused, bodies capped, checks bounded server-wide and per client IP,
+// html/template, a CSP without inline script).
 //
 // Handlers read through the store and run the free tool through
 // Config.Check, the same function as the CLI's check; the package never
@@ -95,6 +95,13 @@ type Config struct {
 	ChecksInFlight int
 	Now            func() time.Time
 	ErrorLog       io.Writer
+	// NewAlertChannel checks the alerts page's form as `monitor alert add`
+	// checks its flags (the destination through the address guard) and
+	// returns the channel to store; nil: the form is refused.
+	NewAlertChannel func(ctx context.Context, f AlertForm) (store.Channel, error)
+	// TestAlertChannel sends a test message to a channel now, as `monitor
+	// alert test` does, and returns its description; nil: refused.
+	TestAlertChannel func(ctx context.Context, id int64) (string, error)
 }
 
 // Server serves the dashboard, page history, free tool and JSON API.
@@ -139,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 			return oc
 		},
 	}
-	for _, name := range []string{"dashboard", "history", "check"} {
+	for _, name := range []string{"dashboard", "history", "check", "alerts"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -166,6 +173,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/pages", s.apiPages)
 	mux.HandleFunc("GET /api/pages/{url}/snapshots", s.apiSnapshots)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
+	mux.HandleFunc("GET /alerts", s.alertsPage)
+	mux.HandleFunc("POST /alerts", s.alertAddPost)
+	mux.HandleFunc("POST /alerts/remove", s.alertRemovePost)
+	mux.HandleFunc("POST /alerts/test", s.alertTestPost)
+	mux.HandleFunc("GET /feed.atom", s.feed)
+	mux.HandleFunc("GET /page/feed.atom", s.feed)
 
 	cop := http.NewCrossOriginProtection()
 	var h http.Handler = mux
@@ -220,8 +233,11 @@ type common struct {
 // flashes are the only success notices a page shows, chosen by ?done=:
 // never text from the URL, which anyone can write into a link.
 var flashes = map[string]string{
-	"tracked":   "Page tracked: it is checked at its interval from now on.",
-	"untracked": "Page untracked: its snapshots were deleted.",
+	"tracked":       "Page tracked: it is checked at its interval from now on.",
+	"untracked":     "Page untracked: its snapshots were deleted.",
+	"alert-added":   "Alert channel added: matching changes are delivered to it from now on.",
+	"alert-removed": "Alert channel removed, with its deliveries.",
+	"alert-tested":  "Test message accepted by the channel's receiver.",
 }
 
 func (s *Server) common(r *http.Request) common {
@@ -289,6 +305,8 @@ type dashData struct {
 	Total            int
 	Page, LastPage   int
 	PrevURL, NextURL string
+	// FailedAlerts is the number of alert deliveries given up on: a banner.
+	FailedAlerts int
 }
 
 // pageNumber reads ?page=N (1-based).
@@ -325,6 +343,7 @@ func (s *Server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 	}
 	d.Filter = f
 	d.Page = pageNumber(r)
+	d.FailedAlerts = s.failedDeliveries(ctx)
 	if d.Totals, err = s.st.Totals(ctx); err != nil {
 		s.fail(w, err)
 		return
@@ -379,8 +398,9 @@ type histData struct {
 }
 
 // historyEntries loads one page of a page's snapshots (newest first) and
-// the changes of each against the one before it: one more snapshot than
-// shown is read, and blocked snapshots are never compared.
+// the changes of each against the ones before it (snapshot.Classify): one
+// more snapshot than shown is read, and blocked snapshots' fields are never
+// compared.
 func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
 	snaps, total, err := s.st.PageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
 	if err != nil {
@@ -392,21 +412,16 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 			break
 		}
 		oc, _ := sn.Outcome()
-		e := histEntry{S: sn, Outcome: oc}
-		if sn.Comparable() {
-			var prev *snapshot.Snapshot
+		e := histEntry{S: sn, Outcome: oc, First: (pageNo-1)*historySize+i == total-1}
+		if i+1 < len(snaps) {
+			var base *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
 				if older.Comparable() {
-					prev = older
+					base = older
 					break
 				}
 			}
-			if prev == nil && (pageNo-1)*historySize+i == total-1 {
-				e.First = true
-			}
-			if prev != nil {
-				e.Changes = snapshot.Diff(prev, sn)
-			}
+			e.Changes = snapshot.Classify(snaps[i+1], base, sn, s.st.CompareOptions())
 		}
 		entries = append(entries, e)
 	}
