@@ -212,6 +212,21 @@ func freePort() string {
 	return l.Addr().String()
 }
 
+// cpuTime is the user and system CPU time process pid has used so far
+// (/proc/PID/stat, in clock ticks of 10 ms), or 0.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 // maxRSS is the peak resident set of a finished child, in MiB.
 func maxRSS(ps *os.ProcessState) float64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
@@ -244,6 +259,7 @@ func (b *bench) dashboard() {
 		"/?outcome=ok&page=1000", "/page?url=" + url.QueryEscape("http://h00042.bench:8080/p/0000042")} {
 		var times []time.Duration
 		var status int
+		cpu0 := cpuTime(cmd.Process.Pid)
 		for range 11 {
 			var wrote, first time.Time
 			trace := &httptrace.ClientTrace{
@@ -258,9 +274,11 @@ func (b *bench) dashboard() {
 			status = resp.StatusCode
 			times = append(times, first.Sub(wrote))
 		}
+		cpu := (cpuTime(cmd.Process.Pid) - cpu0) / 11
 		slices.Sort(times)
-		fmt.Printf("dashboard %-52s HTTP %d first byte: median %s (min %s, max %s)\n", target, status,
-			times[len(times)/2].Round(100*time.Microsecond), times[0].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond))
+		fmt.Printf("dashboard %-52s HTTP %d first byte: median %s (min %s, max %s); serve's CPU per view %s\n", target, status,
+			times[len(times)/2].Round(100*time.Microsecond), times[0].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond),
+			cpu.Round(100*time.Microsecond))
 	}
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()

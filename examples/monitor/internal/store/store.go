@@ -525,6 +525,13 @@ func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) 
 	return ps, total, s.wrap(err)
 }
 
+// HostCount returns how many distinct hosts have tracked pages.
+func (s *Store) HostCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&n)
+	return n, s.wrap(err)
+}
+
 // Hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *Store) Hosts(ctx context.Context) ([]string, error) {
 	// The hosts table (kept by triggers), not a read of every page's
