@@ -36,7 +36,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite"
@@ -227,12 +226,45 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// maxRSS is the peak resident set of a finished child, in MiB.
-func maxRSS(ps *os.ProcessState) float64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return float64(ru.Maxrss) / 1024
+// peakRSS is the peak resident set of running process pid so far, in MiB
+// (VmHWM of /proc/PID/status: the child's own, where the rusage of a
+// finished child also counts the parent's memory at the fork), or 0.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(rest, &kb)
+			return kb / 1024
+		}
 	}
 	return 0
+}
+
+// watchRSS samples peakRSS of pid every 50 ms until stop is closed and
+// returns the last sample.
+func watchRSS(pid int, stop <-chan struct{}) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		var last float64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := peakRSS(pid); v > 0 {
+				last = v
+			}
+			select {
+			case <-stop:
+				out <- last
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
 }
 
 func (b *bench) dashboard() {
@@ -280,9 +312,10 @@ func (b *bench) dashboard() {
 			times[len(times)/2].Round(100*time.Microsecond), times[0].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond),
 			cpu.Round(100*time.Microsecond))
 	}
+	rss := peakRSS(cmd.Process.Pid)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
-	fmt.Printf("serve peak RSS: %.0f MiB\n", maxRSS(cmd.ProcessState))
+	fmt.Printf("serve peak RSS: %.0f MiB\n", rss)
 }
 
 // request is one request a loopback server saw.
@@ -347,11 +380,16 @@ func (b *bench) run(due, parallel, servers int) {
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	start := time.Now()
-	check(cmd.Run())
+	check(cmd.Start())
+	stop := make(chan struct{})
+	rssc := watchRSS(cmd.Process.Pid, stop)
+	check(cmd.Wait())
 	wall := time.Since(start)
+	close(stop)
+	rss := <-rssc
 	summary := lastLine(filepath.Join(filepath.Dir(b.db), "run.out"))
 	fmt.Printf("run over %d due pages on %d hosts, -parallel %d -gap 1s: %s, %.1f snapshots/s, peak RSS %.0f MiB (load %s)\n  %s\n",
-		due, due, parallel, wall.Round(100*time.Millisecond), float64(due)/wall.Seconds(), maxRSS(cmd.ProcessState), loadavg(), summary)
+		due, due, parallel, wall.Round(100*time.Millisecond), float64(due)/wall.Seconds(), rss, loadavg(), summary)
 
 	// The per-host promise, from the servers' side.
 	s.mu.Lock()
