@@ -36,7 +36,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite"
@@ -54,6 +53,7 @@ func main() {
 	parallel := flag.Int("parallel", 256, "-parallel of the run")
 	servers := flag.Int("servers", 4, "loopback servers answering for every host")
 	keep := flag.Bool("keep", false, "keep the database")
+	skipRun := flag.Bool("skip-run", false, "measure no run")
 	reuse := flag.Bool("reuse", false, "use the database a run with -keep left in -dir instead of writing one")
 	flag.Parse()
 	if *bin == "" || *due > *hosts {
@@ -100,8 +100,10 @@ func main() {
 	b.dashboard()
 
 	// 4. One run over -due due pages, one per host.
-	b.setDue(*due, now)
-	b.run(*due, *parallel, *servers)
+	if !*skipRun {
+		b.setDue(*due, now)
+		b.run(*due, *parallel, *servers)
+	}
 	fmt.Printf("machine at the end: %s\n", loadavg())
 }
 
@@ -209,12 +211,60 @@ func freePort() string {
 	return l.Addr().String()
 }
 
-// maxRSS is the peak resident set of a finished child, in MiB.
-func maxRSS(ps *os.ProcessState) float64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return float64(ru.Maxrss) / 1024
+// cpuTime is the user and system CPU time process pid has used so far
+// (/proc/PID/stat, in clock ticks of 10 ms), or 0.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// peakRSS is the peak resident set of running process pid so far, in MiB
+// (VmHWM of /proc/PID/status: the child's own, where the rusage of a
+// finished child also counts the parent's memory at the fork), or 0.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb float64
+			fmt.Sscan(rest, &kb)
+			return kb / 1024
+		}
 	}
 	return 0
+}
+
+// watchRSS samples peakRSS of pid every 50 ms until stop is closed and
+// returns the last sample.
+func watchRSS(pid int, stop <-chan struct{}) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		var last float64
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := peakRSS(pid); v > 0 {
+				last = v
+			}
+			select {
+			case <-stop:
+				out <- last
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
 }
 
 func (b *bench) dashboard() {
@@ -241,6 +291,7 @@ func (b *bench) dashboard() {
 		"/?outcome=ok&page=1000", "/page?url=" + url.QueryEscape("http://h00042.bench:8080/p/0000042")} {
 		var times []time.Duration
 		var status int
+		cpu0 := cpuTime(cmd.Process.Pid)
 		for range 11 {
 			var wrote, first time.Time
 			trace := &httptrace.ClientTrace{
@@ -255,13 +306,16 @@ func (b *bench) dashboard() {
 			status = resp.StatusCode
 			times = append(times, first.Sub(wrote))
 		}
+		cpu := (cpuTime(cmd.Process.Pid) - cpu0) / 11
 		slices.Sort(times)
-		fmt.Printf("dashboard %-52s HTTP %d first byte: median %s (min %s, max %s)\n", target, status,
-			times[len(times)/2].Round(100*time.Microsecond), times[0].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond))
+		fmt.Printf("dashboard %-52s HTTP %d first byte: median %s (min %s, max %s); serve's CPU per view %s\n", target, status,
+			times[len(times)/2].Round(100*time.Microsecond), times[0].Round(100*time.Microsecond), times[len(times)-1].Round(100*time.Microsecond),
+			cpu.Round(100*time.Microsecond))
 	}
+	rss := peakRSS(cmd.Process.Pid)
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
-	fmt.Printf("serve peak RSS: %.0f MiB\n", maxRSS(cmd.ProcessState))
+	fmt.Printf("serve peak RSS: %.0f MiB\n", rss)
 }
 
 // request is one request a loopback server saw.
@@ -300,6 +354,12 @@ func (s *sites) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *bench) run(due, parallel, servers int) {
+	// Every host's robots.txt is fetched in the run, as on a first run
+	// (a -reuse run would otherwise find them cached for the hour).
+	db := b.raw()
+	_, err := db.Exec(`DELETE FROM robots_cache`)
+	check(err)
+	check(db.Close())
 	s := &sites{inFlight: map[string]int{}}
 	var addrs []string
 	for range servers {
@@ -320,11 +380,16 @@ func (b *bench) run(due, parallel, servers int) {
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	start := time.Now()
-	check(cmd.Run())
+	check(cmd.Start())
+	stop := make(chan struct{})
+	rssc := watchRSS(cmd.Process.Pid, stop)
+	check(cmd.Wait())
 	wall := time.Since(start)
+	close(stop)
+	rss := <-rssc
 	summary := lastLine(filepath.Join(filepath.Dir(b.db), "run.out"))
 	fmt.Printf("run over %d due pages on %d hosts, -parallel %d -gap 1s: %s, %.1f snapshots/s, peak RSS %.0f MiB (load %s)\n  %s\n",
-		due, due, parallel, wall.Round(100*time.Millisecond), float64(due)/wall.Seconds(), maxRSS(cmd.ProcessState), loadavg(), summary)
+		due, due, parallel, wall.Round(100*time.Millisecond), float64(due)/wall.Seconds(), rss, loadavg(), summary)
 
 	// The per-host promise, from the servers' side.
 	s.mu.Lock()

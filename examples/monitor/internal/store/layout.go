@@ -129,12 +129,14 @@ CREATE INDEX IF NOT EXISTS pages_due ON pages(next_due);
 CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
 `
 
-// counters keeps the dashboard's totals up to date as snapshots are
-// written and deleted (triggers, so every path counts: SaveSnapshot, the
-// cascade of untrack, a row deleted by hand), so the dashboard reads three
-// rows instead of counting millions of snapshots on every view. A database
-// from before the table gets its counts once, in the transaction that
-// creates the triggers.
+// counters keeps the dashboard's totals (pages, pages per outcome,
+// snapshots, 304s) and its list of hosts (hosts, with each host's number of
+// pages, so an untracked host leaves the list) up to date as pages and
+// snapshots are written and deleted: triggers, so every path counts
+// (SaveSnapshot, the cascade of untrack, a row deleted by hand), and the
+// dashboard reads a few rows instead of counting a million on every view.
+// A database from before a counter gets it counted once, in the
+// transaction that creates its triggers.
 var counters = `
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT INTO counters(name, value) SELECT 'snapshots', (SELECT count(*) FROM snapshot_log)
@@ -146,6 +148,23 @@ INSERT INTO counters(name, value) SELECT 'bytes_saved', (SELECT coalesce(sum(byt
 INSERT INTO counters(name, value) SELECT 'pages', (SELECT count(*) FROM pages)
 	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'pages');
 ` + outcomeCounters + `
+CREATE TABLE IF NOT EXISTS hosts (host TEXT PRIMARY KEY, pages INTEGER NOT NULL);
+INSERT INTO hosts(host, pages) SELECT host, count(*) FROM pages WHERE host IS NOT NULL
+	AND NOT EXISTS (SELECT 1 FROM hosts) GROUP BY host;
+CREATE TRIGGER IF NOT EXISTS hosts_added AFTER INSERT ON pages WHEN NEW.host IS NOT NULL BEGIN
+	INSERT OR IGNORE INTO hosts(host, pages) VALUES (NEW.host, 0);
+	UPDATE hosts SET pages = pages + 1 WHERE host = NEW.host;
+END;
+CREATE TRIGGER IF NOT EXISTS hosts_removed AFTER DELETE ON pages WHEN OLD.host IS NOT NULL BEGIN
+	UPDATE hosts SET pages = pages - 1 WHERE host = OLD.host;
+	DELETE FROM hosts WHERE host = OLD.host AND pages <= 0;
+END;
+CREATE TRIGGER IF NOT EXISTS hosts_moved AFTER UPDATE OF host ON pages WHEN OLD.host IS NOT NEW.host BEGIN
+	UPDATE hosts SET pages = pages - 1 WHERE host = OLD.host;
+	DELETE FROM hosts WHERE host = OLD.host AND pages <= 0;
+	INSERT OR IGNORE INTO hosts(host, pages) SELECT NEW.host, 0 WHERE NEW.host IS NOT NULL;
+	UPDATE hosts SET pages = pages + 1 WHERE host = NEW.host;
+END;
 CREATE TRIGGER IF NOT EXISTS pages_counted AFTER INSERT ON pages BEGIN
 	UPDATE counters SET value = value + 1 WHERE name IN ('pages', 'outcome:' || coalesce(NEW.last_outcome, 'new'));
 END;

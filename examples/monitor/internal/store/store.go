@@ -530,14 +530,18 @@ func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) 
 	return ps, total, s.wrap(err)
 }
 
+// HostCount returns how many distinct hosts have tracked pages.
+func (s *Store) HostCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&n)
+	return n, s.wrap(err)
+}
+
 // Hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *Store) Hosts(ctx context.Context) ([]string, error) {
-	// One seek of pages_host per host (a skip scan), not a read of every
-	// page's entry.
-	rows, err := s.db.QueryContext(ctx, `WITH RECURSIVE h(host) AS (
-	SELECT min(host) FROM pages WHERE host IS NOT NULL
-	UNION ALL SELECT (SELECT min(host) FROM pages WHERE host > h.host) FROM h WHERE h.host IS NOT NULL)
-SELECT host FROM h WHERE host IS NOT NULL`)
+	// The hosts table (kept by triggers), not a read of every page's
+	// entry in pages_host.
+	rows, err := s.db.QueryContext(ctx, `SELECT host FROM hosts ORDER BY host`)
 	if err != nil {
 		return nil, s.wrap(err)
 	}

@@ -61,7 +61,8 @@ func Synthesize(ctx context.Context, path string, cfg SynthConfig) error {
 	defer tx.Rollback()
 	// The counters are counted once at the end, not by a trigger per row.
 	for _, q := range []string{`DROP TRIGGER snapshots_counted`, `DROP TRIGGER snapshots_uncounted`, `DROP TRIGGER pages_counted`,
-		`DROP TRIGGER pages_uncounted`, `DROP TRIGGER pages_recounted`, `DELETE FROM counters`} {
+		`DROP TRIGGER pages_uncounted`, `DROP TRIGGER pages_recounted`, `DELETE FROM counters`,
+		`DROP TRIGGER hosts_added`, `DROP TRIGGER hosts_removed`, `DROP TRIGGER hosts_moved`, `DELETE FROM hosts`} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return st.wrap(err)
 		}

@@ -299,6 +299,8 @@ type dashData struct {
 	common
 	Totals           store.Totals
 	Hosts            []string
+	HostCount        int  // tracked hosts
+	HostTyped        bool // too many hosts for a list: the filter is typed
 	Outcomes         []outcomeChoice
 	Filter           store.PageFilter
 	Rows             []dashRow
@@ -348,7 +350,7 @@ func (s *Server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 		s.fail(w, err)
 		return
 	}
-	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
+	if d.Hosts, d.HostCount, d.HostTyped, err = hostChoices(ctx, s.st); err != nil {
 		s.fail(w, err)
 		return
 	}
