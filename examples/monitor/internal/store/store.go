@@ -92,6 +92,7 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
 	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
 	{"snapshots", "bot_protection", "TEXT"},                     // "vendor, signal" of a bot-protection challenge: no fields, never compared
+	{"pages", "rules", "TEXT"},                                  // JSON {select, exclude, ignore}: the part compared (rules.go); NULL: the whole text
 }
 
 const indexes = `
@@ -517,7 +518,7 @@ func (s *Store) Track(ctx context.Context, urls []string, interval time.Duration
 			if err != nil {
 				return fmt.Errorf("snapshot time of %s: %w", u, err)
 			}
-			next = t.Add(interval)
+			next = NextDue(u, t, interval)
 		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?, ?)
@@ -813,7 +814,7 @@ VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	}
 	sn.ID, _ = res.LastInsertId()
 	oc, detail := sn.Outcome()
-	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
+	next := NextDue(sn.PageURL, sn.TakenAt, time.Duration(secs)*time.Second)
 	if sn.NotModified && !sn.Blocked {
 		status.Int64 = http.StatusNotModified // what the server answered this time
 	}
