@@ -97,7 +97,7 @@ func demoSites(t *testing.T, h *harness) *testsite.Site {
 	b.HTML("/", htmlPage("Blog", "Hello"))
 	h.track("http://shop.test/pricing", "http://shop.test/private/report", "http://shop.test/evil", "http://shop.test/broken", "http://shop.test/about", "http://blog.test/")
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	h.run()
 	return s
 }
