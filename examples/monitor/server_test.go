@@ -301,7 +301,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 		{"Sec-Fetch-Site", "cross-site"},
 		{"Origin", "https://evil.example"},
 	} {
-		for _, target := range []string{"/track", "/untrack", "/check", "/api/check"} {
+		for _, target := range []string{"/track", "/untrack", "/check", "/api/check", "/page/rules", "/page/check-now"} {
 			r := do(t, s, "POST", target, url.Values{"url": {"https://shop.test/x"}}, hdr...)
 			assert.Equal(t, http.StatusForbidden, r.code, "%s %v", target, hdr)
 		}
