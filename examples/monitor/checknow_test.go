@@ -38,7 +38,7 @@ func TestRunNowTakesOneSnapshotAndKeepsTheSixHourMinimum(t *testing.T) {
 	assert.Equal(t, exitRefused, code)
 	assert.Empty(t, out)
 	assert.Equal(t, "monitor run: check now of http://a.test/ refused: its last snapshot was taken at 2026-11-29 12:00:00Z, "+
-		"and two snapshots of a page are at least 6h0m0s apart; allowed from 2026-11-29 18:00:00Z\n", errOut)
+		"and two snapshots of a page are at least 6h apart; allowed from 2026-11-29 18:00:00Z\n", errOut)
 	assert.Equal(t, 1, s.Count("/"), "nothing fetched")
 
 	h.clk.Advance(time.Second)

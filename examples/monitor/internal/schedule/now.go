@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
@@ -62,7 +63,8 @@ func (r *Runner) RunNow(ctx context.Context, url string) (outcome, line string, 
 	}
 	if ok && now.Before(last.Add(MinSnapshotGap)) {
 		return "", "", &NowRefused{URL: url, Until: last.Add(MinSnapshotGap),
-			Reason: fmt.Sprintf("its last snapshot was taken at %s, and two snapshots of a page are at least %s apart", snapshot.When(last), MinSnapshotGap)}
+			Reason: fmt.Sprintf("its last snapshot was taken at %s, and two snapshots of a page are at least %s apart", snapshot.When(last),
+				strings.TrimSuffix(MinSnapshotGap.String(), "0m0s"))}
 	}
 	if ok, err := r.Store.ClaimNow(context.WithoutCancel(ctx), url, now, now.Add(ClaimLease)); err != nil {
 		return "", "", err
