@@ -22,9 +22,11 @@
 //
 // Usage:
 //
-//	monitor track   -db PATH [-interval 6h] URL...
+//	monitor track   -db PATH [-interval 6h] [-select CSS] [-exclude CSS] [-ignore REGEXP]... URL...
 //	monitor untrack -db PATH URL...
+//	monitor rules   -db PATH [-select CSS] [-exclude CSS] [-ignore REGEXP]... [-clear] URL
 //	monitor run     -db PATH          take every due snapshot once (for cron)
+//	monitor run     -db PATH -now URL one snapshot of a tracked page now
 //	monitor watch   -db PATH          the same in a loop until Ctrl-C
 //	monitor report  -db PATH [-since DURATION]
 //	monitor status  -db PATH
@@ -36,7 +38,7 @@
 // -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private,
 // -log FILE (decision events of every component as JSON lines). The
 // proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
-// 0 success, 2 usage error, 1 failure.
+// 0 success, 2 usage error, 1 failure, 3 run -now refused for now.
 package main
 
 import (

@@ -138,8 +138,8 @@ func tail(s string) string {
 // were taken at, plus each page's jitter): never more in one minute than
 // the bound in the first round, and about as few in the next.
 func TestTenThousandTrackedAtOnceAreSpread(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10,000 snapshots: skipped with -short")
+	if testing.Short() || raceOn {
+		t.Skip("10,000 snapshots (about 100 s): skipped with -short and under -race")
 	}
 	synctest.Test(t, func(t *testing.T) {
 		n := testsite.NewNetwork(t, testsite.InMemory)
