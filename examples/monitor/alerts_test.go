@@ -128,7 +128,7 @@ func TestEveryChangeKindEndToEnd(t *testing.T) {
 	code, out, errOut := h.cli(runArgs...)
 	require.Equal(t, exitOK, code, out+errOut)
 	stage.Store(true)
-	h.clk.Advance(6*time.Hour + time.Minute)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
 	code, out, errOut = h.cli(runArgs...)
 	require.Equal(t, exitOK, code, out+errOut)
 
@@ -221,7 +221,7 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	require.Equal(t, exitOK, code, out+errOut)
 	assert.Empty(t, all.messages(), "first snapshots change nothing")
 	stage.Store(true)
-	h.clk.Advance(6*time.Hour + time.Minute)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
 	code, out, errOut = h.cli(runArgs...)
 	require.Equal(t, exitOK, code, out+errOut)
 	assert.Contains(t, out, "alerts: 6 delivery attempts", "3 to the monitor-wide channel, 1 critical, 1 for the page, 1 to Slack")
@@ -323,7 +323,7 @@ func TestAtomFeedsParseInAFeedReader(t *testing.T) {
 	h.track("http://a.test/noindex", "http://a.test/title")
 	h.run()
 	stage.Store(true)
-	h.clk.Advance(6*time.Hour + time.Minute)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
 	h.run()
 	srv := newTestServer(t, h)
 
@@ -405,7 +405,7 @@ func TestAlertsPageAddsChannelsAndShowsFailures(t *testing.T) {
 	assert.Contains(t, r.body, "unless -allow-private", "the guarded server refuses before connect")
 
 	stage.Store(true)
-	h.clk.Advance(6*time.Hour + time.Minute)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
 	code, out, errOut := h.cli("run", "-gap", "0s", "-allow-private")
 	require.Equal(t, exitOK, code, out+errOut)
 	dash := do(t, srv, "GET", "/", nil).body

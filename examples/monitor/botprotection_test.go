@@ -44,7 +44,7 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 
 	const banner = "blocked by bot protection (cloudflare, header cf-mitigated: challenge)"
 	mode.Store(1)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.Contains(t, out, "bot     http://a.test/pricing: "+banner)
 	assert.Contains(t, out, "run: 1 due, 1 snapshots (0 with errors), 0 blocked by robots.txt, 0 waiting for robots.txt, 1 blocked by bot protection")
@@ -84,7 +84,7 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 
 	// The page is back, changed: compared with the last good snapshot.
 	mode.Store(2)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out = h.run()
 	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 200")
 	snaps = h.snapshots("http://a.test/pricing")
@@ -114,7 +114,7 @@ func TestPlain403IsAStatusChange(t *testing.T) {
 	h.track("http://a.test/pricing")
 	h.run()
 	forbidden.Store(true)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.NotContains(t, out, "bot protection")
 	snaps := h.snapshots("http://a.test/pricing")

@@ -205,7 +205,7 @@ func TestAlertFailureInRealBrowser(t *testing.T) {
 	// The page gets a noindex; the run queues the alert and its drain
 	// fails against the 500.
 	stage.Store(true)
-	h.clk.Advance(6*time.Hour + time.Minute)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
 	code, out, errOut := h.cli("run", "-gap", "0s", "-allow-private")
 	require.Equal(t, exitOK, code, out+errOut)
 

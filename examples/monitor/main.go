@@ -22,9 +22,11 @@
 //
 // Usage:
 //
-//	monitor track   -db PATH [-interval 6h] URL...
+//	monitor track   -db PATH [-interval 6h] [-select CSS] [-exclude CSS] [-ignore REGEXP]... URL...
 //	monitor untrack -db PATH URL...
+//	monitor rules   -db PATH [-select CSS] [-exclude CSS] [-ignore REGEXP]... [-clear] URL
 //	monitor run     -db PATH          take every due snapshot once (for cron)
+//	monitor run     -db PATH -now URL one snapshot of a tracked page now
 //	monitor watch   -db PATH          the same in a loop until Ctrl-C
 //	monitor report  -db PATH [-since DURATION]
 //	monitor status  -db PATH
@@ -37,7 +39,7 @@
 // -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private,
 // -log FILE (decision events of every component as JSON lines). The
 // proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
-// 0 success, 2 usage error, 1 failure.
+// 0 success, 2 usage error, 1 failure, 3 run -now refused for now.
 package main
 
 import (
@@ -59,6 +61,7 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
@@ -70,7 +73,7 @@ const (
 	defaultUserAgent = "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)"
 	// minInterval is the smallest snapshot interval: the page promises at
 	// most one snapshot per tracked page per six hours.
-	minInterval = 6 * time.Hour
+	minInterval = schedule.MinSnapshotGap
 	// minGap is the smallest pause between two requests to one host.
 	minGap = time.Second
 	// robotsTTL is how long parsed robots.txt rules are reused, across runs.
@@ -95,6 +98,10 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitRefused: run -now refused for now (the six-hour minimum, the
+	// robots.txt re-check wait, a check in progress); the message says
+	// when it is allowed.
+	exitRefused = 3
 )
 
 func main() {
@@ -114,6 +121,8 @@ type env struct {
 	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
 	// anyGap lets benchmarks set -gap below the one-second floor.
 	anyGap bool
+	// anyCatchUp lets benchmarks set -catch-up above its ceiling.
+	anyCatchUp bool
 	// guardHooks are added to the address guard (a resolver that maps test
 	// names, a dial hook that records, exact loopback test servers let
 	// through); they cannot turn it off: only -allow-private does.
@@ -162,7 +171,7 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
 const usageText = `usage:
-  monitor track   -db PATH [-interval 6h] URL...
+  monitor track   -db PATH [-interval 6h] [-select CSS] [-exclude CSS] [-ignore REGEXP]... URL...
   monitor untrack -db PATH URL...
   monitor run     -db PATH [-gap 1s] [-parallel 8]
   monitor watch   -db PATH [-gap 1s] [-parallel 8]
@@ -170,6 +179,8 @@ const usageText = `usage:
   monitor status  -db PATH
   monitor check   [-db PATH] URL        the free tool: one polite check, prints the response card
   monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]   dashboard, free tool and JSON API
+  monitor rules   -db PATH [-select CSS] [-exclude CSS] [-ignore REGEXP]... [-clear] URL
+  monitor run     -db PATH -now URL     one snapshot of a tracked page now
   monitor alert   add|list|rm|test -db PATH ...   alert channels (run "monitor alert help")
 common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable),
   -allow-private (track, run, watch, check, serve: allow internal addresses),
@@ -185,7 +196,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {
-	case "track", "untrack", "run", "watch", "report", "status", "serve", "check":
+	case "track", "untrack", "run", "watch", "report", "status", "serve", "check", "rules":
 		err = command(ctx, cmd, rest, stdout, stderr, e)
 	case "alert":
 		err = alertCommand(ctx, rest, stdout, stderr, e)
@@ -197,9 +208,13 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		return exitUsage
 	}
 	var ue *usageError
+	var refused *refusedError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "monitor %s: %v\n", cmd, err)
+		return exitRefused
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &ue):
@@ -233,6 +248,12 @@ type options struct {
 	// checksInFlight bounds free-tool checks at once, server-wide; 0 is
 	// maxChecksInFlight (no flag: tests set it explicitly).
 	checksInFlight int
+	// rules are -select, -exclude, -ignore and -clear (track, rules).
+	rules ruleFlags
+	// now is run -now URL: one snapshot of that page, now.
+	now string
+	// catchUp is -catch-up (run, watch, serve): backlog checks a minute.
+	catchUp float64
 	// alerts: classification and alert delivery (alertcmd.go).
 	alerts alertOptions
 }
@@ -279,11 +300,20 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	switch cmd {
 	case "track":
 		fs.DurationVar(&o.interval, "interval", minInterval, "time between two snapshots of a page (minimum 6h)")
+		o.rules.add(fs, false)
+	case "rules":
+		o.rules.add(fs, true)
 	case "report":
 		fs.DurationVar(&o.since, "since", 0, "only changes found in this recent period (0: all)")
 	case "run", "watch", "serve", "check":
 		fs.DurationVar(&o.gap, "gap", minGap, "pause between two requests to one host (minimum 1s)")
 		fs.IntVar(&o.parallel, "parallel", 8, "hosts fetched at the same time")
+		if cmd != "check" {
+			fs.Float64Var(&o.catchUp, "catch-up", schedule.DefaultCatchUp, "most backlog checks (pages overdue after downtime, pages never checked) started a minute")
+		}
+		if cmd == "run" {
+			fs.StringVar(&o.now, "now", "", "take one snapshot of this tracked URL now (refused within 6h of its last snapshot or in robots.txt's re-check wait)")
+		}
 	}
 	if cmd == "serve" {
 		fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (loopback by default: binding elsewhere exposes the free tool)")
@@ -312,12 +342,12 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	}
 	var urls []string
 	switch cmd {
-	case "track", "untrack", "check":
+	case "track", "untrack", "check", "rules":
 		if fs.NArg() == 0 {
 			return usagef("no URL given")
 		}
-		if cmd == "check" && fs.NArg() > 1 {
-			return usagef("check takes one URL, got %d", fs.NArg())
+		if (cmd == "check" || cmd == "rules") && fs.NArg() > 1 {
+			return usagef("%s takes one URL, got %d", cmd, fs.NArg())
 		}
 		for _, raw := range fs.Args() {
 			u, err := canonicalURL(raw)
@@ -330,6 +360,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			if err := validInterval(o.interval); err != nil {
 				return &usageError{err.Error()}
 			}
+		}
+		if err := o.rules.check(); err != nil {
+			return &usageError{err.Error()}
 		}
 	default:
 		if fs.NArg() > 0 {
@@ -349,6 +382,11 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		if o.parallel < 1 || o.parallel > maxParallel {
 			return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
+		}
+		if cmd != "check" {
+			if err := checkCatchUp(&o, e); err != nil {
+				return err
+			}
 		}
 	}
 	if cmd == "serve" {
@@ -409,6 +447,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		if err := st.Track(ctx, urls, o.interval, now()); err != nil {
 			return err
 		}
+		if err := o.rules.store(ctx, st, urls, stdout); err != nil {
+			return err
+		}
 		for _, u := range urls {
 			fmt.Fprintf(stdout, "tracking %s every %s\n", u, fmtDuration(o.interval))
 		}
@@ -451,12 +492,17 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return errors.New(c.Error)
 		}
 		return nil
+	case "rules":
+		return o.rules.command(ctx, st, urls[0], stdout)
 	case "run":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
 			return err
 		}
 		defer m.close()
+		if o.now != "" {
+			return m.runNow(ctx, o.now, stdout)
+		}
 		sum, err := m.runner().RunOnce(ctx, stdout)
 		line := sum.String()
 		if sum.Due == 0 && err == nil {

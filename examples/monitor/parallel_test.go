@@ -37,7 +37,7 @@ func TestParallel256KeepsPerHostGate(t *testing.T) {
 		code, _, errOut := cli(t, e, append([]string{"track", "-db", db}, urls...)...)
 		require.Equal(t, exitOK, code, errOut)
 
-		code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "1s", "-parallel", "256")
+		code, out, errOut := cli(t, e, "run", "-db", db, "-gap", "1s", "-parallel", "256", "-catch-up", fmt.Sprint(maxCatchUp))
 		require.Equal(t, exitOK, code, errOut)
 		assert.Contains(t, out, "run: 900 due, 900 snapshots (0 with errors)")
 		for _, s := range sites {

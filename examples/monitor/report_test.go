@@ -133,9 +133,9 @@ func TestStatusShowsSkippedBanner(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 5)
-	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  error: dial tcp: connection refused", lines[0])
-	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  ok: HTTP 200", lines[1])
-	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  "+
+	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/gone", "2026-11-29 11:00:00Z")+"  error: dial tcp: connection refused", lines[0])
+	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/ok", "2026-11-29 11:00:00Z")+"  ok: HTTP 200", lines[1])
+	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/private", "2026-11-29 11:00:00Z")+"  "+
 		"Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.", lines[2])
 	assert.Equal(t, "https://b.example/  last check: 2026-11-29 12:00:00Z  next due: 2026-11-29 12:05:00Z  "+
 		"waiting: robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z", lines[3])

@@ -115,8 +115,12 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		CheckRate:      m.o.checkRate,
 		CheckBurst:     m.o.checkBurst,
 		ChecksInFlight: m.o.checksInFlight,
-		Now:            m.now,
-		ErrorLog:       errOut,
+		CheckNow: func(ctx context.Context, u string) (string, error) {
+			_, line, err := m.runner().RunNow(ctx, u)
+			return line, err
+		},
+		Now:      m.now,
+		ErrorLog: errOut,
 
 		NewAlertChannel:  m.newAlertChannel,
 		TestAlertChannel: m.testChannel,

@@ -97,7 +97,7 @@ func demoSites(t *testing.T, h *harness) *testsite.Site {
 	b.HTML("/", htmlPage("Blog", "Hello"))
 	h.track("http://shop.test/pricing", "http://shop.test/private/report", "http://shop.test/evil", "http://shop.test/broken", "http://shop.test/about", "http://blog.test/")
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	h.run()
 	return s
 }
@@ -301,7 +301,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 		{"Sec-Fetch-Site", "cross-site"},
 		{"Origin", "https://evil.example"},
 	} {
-		for _, target := range []string{"/track", "/untrack", "/check", "/api/check"} {
+		for _, target := range []string{"/track", "/untrack", "/check", "/api/check", "/page/rules", "/page/check-now"} {
 			r := do(t, s, "POST", target, url.Values{"url": {"https://shop.test/x"}}, hdr...)
 			assert.Equal(t, http.StatusForbidden, r.code, "%s %v", target, hdr)
 		}

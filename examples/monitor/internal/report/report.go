@@ -1,5 +1,5 @@
 // Package report is what the CLI prints from the database: `monitor report`
-// (per page, the fields that changed between consecutive snapshots and the
+// (per page, the classified changes between consecutive snapshots and the
 // word diff of the text, never a page while robots.txt blocks it) and
 // `monitor status` (one line per page, then the totals).
 //

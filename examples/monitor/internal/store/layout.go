@@ -112,6 +112,7 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"pages", "last_status", "INTEGER"}, // HTTP status of the last snapshot
 	{"pages", "last_change", "TEXT"},    // what the last change was, one line
 	{"pages", "last_change_at", "TEXT"},
+	{"pages", "rules", "TEXT"}, // JSON {select, exclude, ignore}: the part compared (rules.go); NULL: the whole text
 }
 
 // legacySnapshotColumns are the columns of the first layout's snapshots

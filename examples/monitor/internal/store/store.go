@@ -355,7 +355,7 @@ func (s *Store) Track(ctx context.Context, urls []string, interval time.Duration
 		}
 		next := now
 		if last.Valid {
-			next = time.Unix(0, last.Int64).Add(interval)
+			next = NextDue(u, time.Unix(0, last.Int64), interval)
 		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?, ?)
@@ -687,7 +687,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
 		status = sql.NullInt64{Int64: int64(sn.Status), Valid: sn.Status != 0}
 	}
 	oc, detail := sn.Outcome()
-	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
+	next := NextDue(sn.PageURL, sn.TakenAt, time.Duration(secs)*time.Second)
 	if sn.NotModified && !sn.Blocked {
 		status.Int64 = http.StatusNotModified // what the server answered this time
 	}

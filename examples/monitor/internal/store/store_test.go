@@ -67,12 +67,14 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 		Hreflang:  []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/"}}, ResponseTime: 42 * time.Millisecond}
 	require.NoError(t, st.SaveSnapshot(ctx, sn))
 
-	due, err = st.DuePages(ctx, t0.Add(6*time.Hour))
+	// One interval and the page's own jitter after the snapshot, not before.
+	next := sn.TakenAt.Add(6*time.Hour + Jitter(sn.PageURL, 6*time.Hour))
+	due, err = st.DuePages(ctx, next.Add(-time.Nanosecond))
 	require.NoError(t, err)
-	assert.Empty(t, due, "not due again within the interval")
-	due, err = st.DuePages(ctx, t0.Add(6*time.Hour+time.Minute))
+	assert.Empty(t, due, "not due again within the interval and its jitter")
+	due, err = st.DuePages(ctx, next)
 	require.NoError(t, err)
-	assert.Len(t, due, 1, "due one interval after the snapshot")
+	assert.Len(t, due, 1, "due one interval and its jitter after the snapshot")
 
 	got, err := st.Snapshots(ctx)
 	require.NoError(t, err)
@@ -91,7 +93,7 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 24*time.Hour, t0.Add(time.Hour)))
 	pages, err = st.Pages(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, sn.TakenAt.Add(24*time.Hour), pages[0].NextDue)
+	assert.Equal(t, sn.TakenAt.Add(24*time.Hour+Jitter("https://a.example/", 24*time.Hour)), pages[0].NextDue)
 }
 
 func TestBlockedSnapshotHasNoSEOFields(t *testing.T) {

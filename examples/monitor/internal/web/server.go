@@ -93,8 +93,11 @@ type Config struct {
 	CheckRate      float64
 	CheckBurst     int
 	ChecksInFlight int
-	Now            func() time.Time
-	ErrorLog       io.Writer
+	// CheckNow takes one snapshot of a tracked page now (schedule.RunNow);
+	// nil hides the button.
+	CheckNow func(ctx context.Context, url string) (line string, err error)
+	Now      func() time.Time
+	ErrorLog io.Writer
 	// NewAlertChannel checks the alerts page's form as `monitor alert add`
 	// checks its flags (the destination through the address guard) and
 	// returns the channel to store; nil: the form is refused.
@@ -111,11 +114,13 @@ type Server struct {
 	limiter *ipLimiter
 	// checkSlots holds one token per free-tool check in flight.
 	checkSlots chan struct{}
-	pages      map[string]*template.Template
-	now        func() time.Time
-	banner     string
-	policy     string
-	errLog     *log.Logger
+	// nowSlots holds one token per check now in flight.
+	nowSlots chan struct{}
+	pages    map[string]*template.Template
+	now      func() time.Time
+	banner   string
+	policy   string
+	errLog   *log.Logger
 }
 
 // New parses the templates and returns the server of cfg.
@@ -125,6 +130,7 @@ func New(cfg Config) (*Server, error) {
 		limiter: newIPLimiter(rate.Limit(cfg.CheckRate/60), cfg.CheckBurst),
 		// ChecksInFlight 0 is the default: a zero option is the safe one.
 		checkSlots: make(chan struct{}, cmp.Or(cfg.ChecksInFlight, DefaultChecksInFlight)),
+		nowSlots:   make(chan struct{}, checksNowInFlight),
 		banner:     card.Banner(cfg.Token),
 		policy:     card.PolicyURLOf(cfg.UserAgent),
 		errLog:     log.New(cmp.Or[io.Writer](cfg.ErrorLog, io.Discard), "monitor serve: ", 0),
@@ -147,7 +153,7 @@ func New(cfg Config) (*Server, error) {
 		},
 	}
 	for _, name := range []string{"dashboard", "history", "check", "alerts"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/pagetools.html", "web/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -170,6 +176,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /check", s.checkPost)
 	mux.HandleFunc("POST /track", s.trackPost)
 	mux.HandleFunc("POST /untrack", s.untrackPost)
+	mux.HandleFunc("POST /page/rules", s.rulesPost)
+	mux.HandleFunc("POST /page/check-now", s.checkNowPost)
 	mux.HandleFunc("GET /api/pages", s.apiPages)
 	mux.HandleFunc("GET /api/pages/{url}/snapshots", s.apiSnapshots)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
@@ -238,6 +246,8 @@ var flashes = map[string]string{
 	"alert-added":   "Alert channel added: matching changes are delivered to it from now on.",
 	"alert-removed": "Alert channel removed, with its deliveries.",
 	"alert-tested":  "Test message accepted by the channel's receiver.",
+	"rules":         "Rules saved: the next snapshot compares only what they select.",
+	"checked":       "Checked now: the new snapshot is at the top.",
 }
 
 func (s *Server) common(r *http.Request) common {
@@ -397,6 +407,7 @@ type histData struct {
 	Total            int
 	Page, LastPage   int
 	PrevURL, NextURL string
+	Tools            pageTools // rules and check now (pagetools.go)
 }
 
 // historyEntries loads one page of a page's snapshots (newest first) and
@@ -431,8 +442,13 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	s.historyWith(w, r, r.URL.Query().Get("url"), http.StatusOK, "")
+}
+
+// historyWith renders the history of page u with status and an error
+// message (a refused form of the page's tools).
+func (s *Server) historyWith(w http.ResponseWriter, r *http.Request, u string, status int, errMsg string) {
 	ctx := r.Context()
-	u := r.URL.Query().Get("url")
 	p, ok, err := s.st.Page(ctx, u)
 	if err != nil {
 		s.fail(w, err)
@@ -443,6 +459,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := histData{common: s.common(r), P: p, Due: p.Due(), DueNow: !p.Due().After(s.now()), Page: pageNumber(r)}
+	d.Err = errMsg
+	if d.Tools, err = s.pageTools(ctx, u); err != nil {
+		s.fail(w, err)
+		return
+	}
 	d.Entries, d.Total, err = s.historyEntries(ctx, u, d.Page)
 	if err != nil {
 		s.fail(w, err)
@@ -451,7 +472,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	d.LastPage = max(1, (d.Total+historySize-1)/historySize)
 	link := func(n int) string { return "/page?" + url.Values{"url": {u}, "page": {strconv.Itoa(n)}}.Encode() }
 	d.PrevURL, d.NextURL = link(d.Page-1), link(d.Page+1)
-	s.render(w, http.StatusOK, "history", d)
+	s.render(w, status, "history", d)
 }
 
 type checkData struct {
