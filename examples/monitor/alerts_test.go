@@ -277,6 +277,33 @@ func TestAlertsQueuedWithTheSnapshotAndDeliveredByRun(t *testing.T) {
 	assert.Contains(t, out, "host http://b.test")
 }
 
+// TestRunNowDeliversItsAlerts: a change found by `run -now` is queued in
+// its snapshot's transaction and sent by the same command, as `run` sends
+// what its checks queued.
+func TestRunNowDeliversItsAlerts(t *testing.T) {
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	const page = "http://a.test/title"
+	h.track(page)
+	recv := newReceiver(t)
+	code, out, errOut := cli(t, h.e, "alert", "add", "-db", h.db, "-allow-private", "-webhook", recv.srv.URL+"/hook")
+	require.Equal(t, exitOK, code, out+errOut)
+	code, out, errOut = h.cli("run", "-gap", "0s", "-allow-private", "-now", page)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.NotContains(t, out, "alerts:", "a first snapshot changes nothing")
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + time.Minute) // past the minimum, not necessarily due (jitter)
+	code, out, errOut = h.cli("run", "-gap", "0s", "-allow-private", "-now", page)
+	require.Equal(t, exitOK, code, out+errOut)
+	assert.Contains(t, out, "alerts: 1 delivery attempts")
+	msgs := recv.messages()
+	require.Len(t, msgs, 1)
+	assert.Equal(t, page, msgs[0].PageURL)
+	require.Len(t, msgs[0].Changes, 1)
+	assert.Equal(t, "title", msgs[0].Changes[0].Kind)
+}
+
 // TestAlertCLIUsageErrors: bad alert command lines exit 2 with a message,
 // and a loopback destination is refused without -allow-private.
 func TestAlertCLIUsageErrors(t *testing.T) {

@@ -501,7 +501,11 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		defer m.close()
 		if o.now != "" {
-			return m.runNow(ctx, o.now, stdout)
+			// The check's alerts are sent as run sends its checks' alerts.
+			if err := m.runNow(ctx, o.now, stdout); err != nil {
+				return err
+			}
+			return m.drainAlerts(ctx, stdout)
 		}
 		sum, err := m.runner().RunOnce(ctx, stdout)
 		line := sum.String()
