@@ -25,8 +25,8 @@ func TestNewRejectsOutOfRange(t *testing.T) {
 		field string
 		rng   string
 	}{
-		{"in flight 0", func(c *frontier.Config) { c.MaxInFlight = 0 }, "MaxInFlight", "1..16"},
-		{"in flight 17", func(c *frontier.Config) { c.MaxInFlight = 17 }, "MaxInFlight", "1..16"},
+		{"in flight 0", func(c *frontier.Config) { c.MaxInFlight = 0 }, "MaxInFlight", "1..256"},
+		{"in flight 257", func(c *frontier.Config) { c.MaxInFlight = 257 }, "MaxInFlight", "1..256"},
 		{"negative gap", func(c *frontier.Config) { c.Gap = -time.Millisecond }, "Gap", "0s..1m0s"},
 		{"gap over 60s", func(c *frontier.Config) { c.Gap = 61 * time.Second }, "Gap", "0s..1m0s"},
 		{"per host in flight 17", func(c *frontier.Config) { c.PerHostInFlight = 17 }, "PerHostInFlight", "0 (= MaxInFlight) or 1..16"},

@@ -11,10 +11,17 @@ import (
 
 // Limits accepted by New. Values outside them are rejected, not clamped.
 const (
-	MinInFlight = 1                // least MaxInFlight and PerHostInFlight
-	MaxInFlight = 16               // most MaxInFlight and PerHostInFlight
-	MaxGap      = 60 * time.Second // most Gap and PerHostGap (least is 0)
-	MaxDepth    = 1000             // most Config.MaxDepth
+	MinInFlight = 1 // least MaxInFlight and PerHostInFlight
+	// MaxInFlight is the most MaxInFlight: requests to different hosts
+	// in flight at once, bounded by the machine, not by a promise to any
+	// one site (a change monitor keeping a million pages on schedule needs
+	// more than a hundred).
+	MaxInFlight = 256
+	// MaxHostInFlight is the most PerHostInFlight: what one site is asked
+	// at once.
+	MaxHostInFlight = 16
+	MaxGap          = 60 * time.Second // most Gap and PerHostGap (least is 0)
+	MaxDepth        = 1000             // most Config.MaxDepth
 	// MaxURLLength is the longest URL Add accepts, before and after
 	// normalization (8 KiB).
 	MaxURLLength = 8 << 10
@@ -42,12 +49,12 @@ type Config struct {
 	// MaxDepth is the deepest link depth queued; start URLs are depth 0.
 	// 0..MaxDepth.
 	MaxDepth int
-	// MaxInFlight is the most requests in flight at once, run-wide. 1..16.
+	// MaxInFlight is the most requests in flight at once, run-wide. 1..256.
 	MaxInFlight int
 	// Gap is the least time between two request starts, run-wide. 0..60s.
 	Gap time.Duration
 	// PerHostInFlight is the most requests in flight to one host; 0 means
-	// MaxInFlight. 1..16 otherwise.
+	// MaxInFlight, at most MaxHostInFlight (16). 1..16 otherwise.
 	PerHostInFlight int
 	// PerHostGap is the least time between two request starts to one host,
 	// on top of Gap. 0..60s.
@@ -155,8 +162,8 @@ func (c *Config) validate() error {
 		return &ConfigError{"MaxInFlight", c.MaxInFlight, inRange}
 	case c.Gap < 0 || c.Gap > MaxGap:
 		return &ConfigError{"Gap", c.Gap, gapRange}
-	case c.PerHostInFlight != 0 && (c.PerHostInFlight < MinInFlight || c.PerHostInFlight > MaxInFlight):
-		return &ConfigError{"PerHostInFlight", c.PerHostInFlight, "0 (= MaxInFlight) or " + inRange}
+	case c.PerHostInFlight != 0 && (c.PerHostInFlight < MinInFlight || c.PerHostInFlight > MaxHostInFlight):
+		return &ConfigError{"PerHostInFlight", c.PerHostInFlight, fmt.Sprintf("0 (= MaxInFlight) or %d..%d", MinInFlight, MaxHostInFlight)}
 	case c.PerHostGap < 0 || c.PerHostGap > MaxGap:
 		return &ConfigError{"PerHostGap", c.PerHostGap, gapRange}
 	case c.MaxHostGap < 0 || c.MaxHostGap > MaxGap:

@@ -60,9 +60,9 @@
 //	setting          default          accepted   notes
 //	MaxPages         500              0 (none)+  URLs ever queued, start pages included
 //	MaxDepth         5                0..1000    start URLs are depth 0
-//	MaxInFlight      4                1..16      requests in flight, run-wide; also items handed out
+//	MaxInFlight      4                1..256     requests in flight, run-wide; also items handed out
 //	Gap              300 ms           0..60 s    least time between two request starts, run-wide
-//	PerHostInFlight  0 (MaxInFlight)  1..16      requests in flight to one host
+//	PerHostInFlight  0 (MaxInFlight)  1..16      requests in flight to one host (0: MaxInFlight, at most 16)
 //	PerHostGap       0                0..60 s    least time between two starts on one host, on top of Gap
 //	HonorCrawlDelay  false            -          a host's robots.txt Crawl-delay becomes its PerHostGap (below)
 //	Adaptive         nil (off)        -          a host's gap follows its answers (backoff.DefaultAdaptive)

@@ -224,7 +224,7 @@ func New(cfg Config) (*Frontier, error) {
 		f.maxHostGap = int64(DefaultMaxHostGap)
 	}
 	if f.perHostInFlight == 0 {
-		f.perHostInFlight = f.maxInFlight
+		f.perHostInFlight = min(f.maxInFlight, MaxHostInFlight)
 	}
 	if f.now == nil {
 		f.now = time.Now

@@ -36,7 +36,7 @@ func BenchmarkRunProcess1000Pages50Hosts(b *testing.B) {
 		db := filepath.Join(dir, fmt.Sprintf("run%d.db", i))
 		copyFile(b, template, db)
 		before := robotsRequests(sites)
-		args := append([]string{"run", "-db", db, "-gap", "0s", "-parallel", "16", "-allow-private"}, resolve...)
+		args := append([]string{"run", "-db", db, "-gap", "0s", "-catch-up", "1e9", "-parallel", "16", "-allow-private"}, resolve...)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "MONITOR_CHILD=1", "MONITOR_CHILD_ARGS="+strings.Join(args, "\x1f"))
 		var out, errOut bytes.Buffer

@@ -82,7 +82,7 @@ func BenchmarkRun1000Pages50Hosts(b *testing.B) {
 		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
 			n, sites, urls := benchNetwork(b)
 			template := trackedDB(b, urls)
-			e := env{anyGap: true, guardHooks: guardHooks{Resolver: noDNS}}
+			e := env{anyGap: true, anyCatchUp: true, guardHooks: guardHooks{Resolver: noDNS}}
 			var resolve []string
 			for hostPort, addr := range n.Resolve() {
 				resolve = append(resolve, "-resolve", hostPort+":"+addr)
@@ -98,7 +98,7 @@ func BenchmarkRun1000Pages50Hosts(b *testing.B) {
 				before := robotsRequests(sites)
 				var out, errOut strings.Builder
 				b.StartTimer()
-				code := runEnv(context.Background(), append([]string{"run", "-db", db, "-gap", "0s", "-allow-private", "-parallel", fmt.Sprint(parallel)}, resolve...), &out, &errOut, e)
+				code := runEnv(context.Background(), append([]string{"run", "-db", db, "-gap", "0s", "-catch-up", "1e9", "-allow-private", "-parallel", fmt.Sprint(parallel)}, resolve...), &out, &errOut, e)
 				b.StopTimer()
 				if code != exitOK || !strings.Contains(out.String(), "run: 1000 due, 1000 snapshots (0 with errors)") {
 					b.Fatalf("exit %d\n%s\n%s", code, lastLine(out.String()), errOut.String())

@@ -44,7 +44,7 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 
 	const banner = "blocked by bot protection (cloudflare, header cf-mitigated: challenge)"
 	mode.Store(1)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.Contains(t, out, "bot     http://a.test/pricing: "+banner)
 	assert.Contains(t, out, "run: 1 due, 1 snapshots (0 with errors), 0 blocked by robots.txt, 0 waiting for robots.txt, 1 blocked by bot protection")
@@ -55,7 +55,7 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 	assert.Equal(t, 403, bot.Status)
 	assert.Empty(t, bot.Title, "no SEO fields of the challenge page")
 	assert.Empty(t, bot.ContentHash)
-	assert.Empty(t, bot.Changes, "a challenge is not a change")
+	assert.Equal(t, []string{"bot_protection"}, bot.Changes, "a challenge is its own kind, never a content change")
 
 	code, status, _ := h.cli("status")
 	require.Equal(t, exitOK, code)
@@ -64,18 +64,19 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 	code, report, _ := h.cli("report")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, report, ": "+banner)
-	assert.NotContains(t, report, "title:")
-	assert.NotContains(t, report, "status:")
+	assert.NotContains(t, report, "title (")
+	assert.NotContains(t, report, "status (")
 
 	srv := newTestServer(t, h)
 	r := do(t, srv, "GET", "/", nil)
 	require.Equal(t, 200, r.code)
 	assert.Contains(t, r.body, banner)
-	assert.NotContains(t, r.body, `class="change"`, "no change shown")
+	assert.Contains(t, r.body, "bot_protection", "the block is shown as its kind")
+	assert.NotContains(t, r.body, "title &#34;", "no content change shown")
 	r = do(t, srv, "GET", "/page?url=http%3A%2F%2Fa.test%2Fpricing", nil)
 	require.Equal(t, 200, r.code)
 	assert.Contains(t, r.body, banner)
-	assert.NotContains(t, r.body, `<table class="changes">`)
+	assert.NotContains(t, r.body, `<table class="changes">`, "the challenge is shown as its banner, its fields never compared")
 	r = do(t, srv, "GET", "/api/pages", nil)
 	require.Equal(t, 200, r.code)
 	assert.Contains(t, r.body, `"last_outcome": "bot-protection"`)
@@ -83,16 +84,16 @@ func TestBotProtectionIsNotAChange(t *testing.T) {
 
 	// The page is back, changed: compared with the last good snapshot.
 	mode.Store(2)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out = h.run()
 	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 200")
 	snaps = h.snapshots("http://a.test/pricing")
 	require.Len(t, snaps, 3)
-	assert.Equal(t, []string{"text"}, snaps[2].Changes, "only the text changed since the last good snapshot: no status change from 403")
+	assert.Equal(t, []string{"bot_protection_end", "text"}, snaps[2].Changes, "only the text changed since the last good snapshot: no status change from 403")
 	code, report, _ = h.cli("report")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, report, "Plans start at [-ten-]{+twelve+} euros.")
-	assert.NotContains(t, report, `status: "403"`)
+	assert.NotContains(t, report, `"403"`)
 }
 
 // TestPlain403IsAStatusChange: a 403 without any bot-protection signal is
@@ -113,7 +114,7 @@ func TestPlain403IsAStatusChange(t *testing.T) {
 	h.track("http://a.test/pricing")
 	h.run()
 	forbidden.Store(true)
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.NotContains(t, out, "bot protection")
 	snaps := h.snapshots("http://a.test/pricing")
@@ -122,5 +123,5 @@ func TestPlain403IsAStatusChange(t *testing.T) {
 	assert.Contains(t, snaps[1].Changes, "status")
 	code, report, _ := h.cli("report")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, report, `status: "200" -> "403"`)
+	assert.Contains(t, report, `status (high): "200" -> "403"`)
 }

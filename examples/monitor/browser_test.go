@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"flag"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -17,11 +20,11 @@ import (
 	"github.com/politecrawl/polite/internal/testbrowser"
 )
 
-// -update-screenshot writes the screenshots the README shows (dashboard.png
-// and history.png in this directory) from the browser test below:
+// -update-screenshot writes the screenshots the README shows (dashboard.png,
+// history.png and alerts.png in this directory) from the browser tests below:
 //
-//	go test -run TestDashboardInRealBrowser ./examples/monitor -update-screenshot
-var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png and history.png for the README from the browser test")
+//	go test -run 'TestDashboardInRealBrowser|TestAlertFailureInRealBrowser' ./examples/monitor -update-screenshot
+var updateScreenshot = flag.Bool("update-screenshot", false, "write dashboard.png, history.png and alerts.png for the README from the browser tests")
 
 // consoleRecorder keeps every console message and browser-log entry of the
 // tab.
@@ -164,6 +167,76 @@ func TestDashboardInRealBrowser(t *testing.T) {
 	assert.Equal(t, 0, site.Count("/private/new"), "nothing but robots.txt was fetched")
 
 	assert.True(t, console.sawProbe(), "the console recorder saw the probe")
+	assert.Empty(t, console.errors(), "console errors")
+	require.Equal(t, exitOK, stop(), serveErr.String())
+}
+
+// TestAlertFailureInRealBrowser configures an alert in the browser (a
+// webhook to a loopback receiver that answers 500; -allow-private is the
+// test's explicit flag), a change is found and its delivery fails, and the
+// dashboard and the alerts page say so. It saves alerts.png for the README.
+func TestAlertFailureInRealBrowser(t *testing.T) {
+	ctx := testbrowser.New(t, chromedp.WindowSize(1360, 900))
+	h := newHarness(t)
+	var stage atomic.Bool
+	kindSite(t, h, &stage)
+	h.track("http://a.test/noindex")
+	h.run()
+	rc := newReceiver(t)
+	rc.status.Store(http.StatusInternalServerError)
+	base, _, serveErr, stop := startServe(t, h.e, "-db", h.db, "-gap", "0s", "-allow-private")
+	console := recordConsole(ctx)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/alerts"),
+		chromedp.WaitVisible(`form.alert-add`),
+		chromedp.SetValue(`#alert-url`, rc.srv.URL+"/hook"),
+		chromedp.Click(`#alert-add`),
+		chromedp.WaitVisible(`p.flash.ok`),
+	))
+	flash, err := chromedp.Run(ctx, chromedp.Text(`p.flash.ok`))
+	require.NoError(t, err)
+	assert.Equal(t, "Alert channel added: matching changes are delivered to it from now on.", flash)
+	row, err := chromedp.Run(ctx, chromedp.Text(`table.channels tbody tr`))
+	require.NoError(t, err)
+	assert.Contains(t, row, "webhook http://127.0.0.1:")
+	assert.Contains(t, row, "every page; every kind at least info")
+
+	// The page gets a noindex; the run queues the alert and its drain
+	// fails against the 500.
+	stage.Store(true)
+	h.clk.Advance(6*time.Hour + maxJitter + time.Minute)
+	code, out, errOut := h.cli("run", "-gap", "0s", "-allow-private")
+	require.Equal(t, exitOK, code, out+errOut)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`p.alert-failed`),
+	))
+	banner, err := chromedp.Run(ctx, chromedp.Text(`p.alert-failed`))
+	require.NoError(t, err)
+	assert.Equal(t, "1 alert delivery failed. See the alerts page.", banner)
+	last, err := chromedp.Run(ctx, chromedp.Text(`table.pages td:nth-child(6)`))
+	require.NoError(t, err)
+	assert.Contains(t, last, "[critical] noindex_added")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(`p.alert-failed a`),
+		chromedp.WaitVisible(`table.deliveries`),
+	))
+	state, err := chromedp.Run(ctx, chromedp.Text(`table.deliveries tbody tr td.state`))
+	require.NoError(t, err)
+	assert.Equal(t, "pending", state, "retried later with backoff")
+	lastErr, err := chromedp.Run(ctx, chromedp.Text(`table.deliveries tbody tr td.error`))
+	require.NoError(t, err)
+	assert.Contains(t, lastErr, "answered 500 Internal Server Error")
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), "alerts.png"), shot, 0o644))
+	if *updateScreenshot {
+		require.NoError(t, os.WriteFile("alerts.png", shot, 0o644))
+		t.Logf("wrote alerts.png (%d bytes)", len(shot))
+	}
 	assert.Empty(t, console.errors(), "console errors")
 	require.Equal(t, exitOK, stop(), serveErr.String())
 }

@@ -224,7 +224,7 @@ func TestNumericFlagsRefuseNaNInfAndOutOfRange(t *testing.T) {
 		append(serve, "-check-rate", "1e300"),
 		append(serve, "-check-burst", "0"),
 		append(serve, "-check-burst", "1000000000"),
-		append(serve, "-parallel", "17"),
+		append(serve, "-parallel", "257"),
 		append(serve, "-gap", "1000h"),
 		append(serve, "-timeout", "-1s"),
 		append(serve, "-timeout", "1000h"),

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
+	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/internal/testsite"
 )
 
@@ -64,7 +65,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	h.track("http://a.test/pricing")
 
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 304 not modified ("+snapshot.FmtBytes(int64(len(body)))+" saved)")
 
@@ -96,7 +97,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	assert.Equal(t, "no changes\n", report)
 
 	// The page changes: a full 200, compared with the carried-over fields.
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	v.set(htmlPage("Pricing", "Plans start at twelve euros a month."), `"v2"`, "Sun, 29 Nov 2026 23:00:00 GMT")
 	out = h.run()
 	assert.Contains(t, out, "ok      http://a.test/pricing: HTTP 200")
@@ -106,7 +107,7 @@ func TestConditionalGETRecordsUnchangedSnapshot(t *testing.T) {
 	assert.Equal(t, []string{"text"}, snaps[2].Changes)
 	code, report, _ = h.cli("report")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, report, "text: 1 word added, 1 removed\n      Pricing ¶ second ¶ Plans start at [-ten-]{+twelve+} euros a month.\n")
+	assert.Contains(t, report, "text (low): 1 word added, 1 removed\n      Pricing ¶ second ¶ Plans start at [-ten-]{+twelve+} euros a month.\n")
 	t.Logf("conditional GET saved %d bytes of %d-byte page", un.BytesSaved, len(body))
 }
 
@@ -177,7 +178,7 @@ func TestServerErrorPageIsAnErrorOutcome(t *testing.T) {
 	assert.Contains(t, out, "run: 2 due, 2 snapshots (1 with errors)")
 	code, status, _ := h.cli("status")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, status, "http://a.test/broken  last check: 2026-11-29 12:00:00Z  next due: 2026-11-29 18:00:00Z  error: HTTP 500 (server error)")
+	assert.Contains(t, status, "http://a.test/broken  last check: 2026-11-29 12:00:00Z  next due: "+dueAfter("http://a.test/broken", "2026-11-29 12:00:00Z")+"  error: HTTP 500 (server error)")
 }
 
 func TestRunWithNothingDueSaysWhenNextIs(t *testing.T) {
@@ -190,7 +191,9 @@ func TestRunWithNothingDueSaysWhenNextIs(t *testing.T) {
 	h.run()
 	h.clk.Advance(90 * time.Minute)
 	out = h.run()
-	assert.Equal(t, "run: 0 due, 0 snapshots (0 with errors), 0 blocked by robots.txt, 0 waiting for robots.txt; next page due at 2026-11-29 18:00:00Z (in 4h30m)\n", out)
+	in := fmtDuration(4*time.Hour + 30*time.Minute + store.Jitter("http://a.test/", 6*time.Hour))
+	assert.Equal(t, "run: 0 due, 0 snapshots (0 with errors), 0 blocked by robots.txt, 0 waiting for robots.txt; next page due at "+
+		dueAfter("http://a.test/", "2026-11-29 12:00:00Z")+" (in "+in+")\n", out)
 }
 
 func TestCheckCommandPrintsCardOrBanner(t *testing.T) {
@@ -234,7 +237,7 @@ func TestNoStoreResponseIsNotValidatedAgain(t *testing.T) {
 	})
 	h.track("http://a.test/account")
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	out := h.run()
 	assert.Contains(t, out, "ok      http://a.test/account: HTTP 200")
 	require.Len(t, v.condHdrs, 2)

@@ -190,7 +190,7 @@ func TestDisallowedPageNeverFetchedStoredBlocked(t *testing.T) {
 
 	code, statusOut, _ := h.cli("status")
 	require.Equal(t, exitOK, code)
-	assert.Contains(t, statusOut, "http://a.test/private/x  last check: 2026-11-29 12:00:00Z  next due: 2026-11-29 18:00:00Z  "+
+	assert.Contains(t, statusOut, "http://a.test/private/x  last check: 2026-11-29 12:00:00Z  next due: "+dueAfter("http://a.test/private/x", "2026-11-29 12:00:00Z")+"  "+
 		"Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.\n")
 }
 
@@ -293,7 +293,8 @@ func TestAtMostOneSnapshotPerInterval(t *testing.T) {
 	assert.Equal(t, 1, s.Count("/"))
 	assert.Len(t, h.snapshots("http://a.test/"), 1)
 
-	h.clk.Advance(6*time.Hour - time.Second)
+	// Due one interval plus the page's own jitter later, not before.
+	h.clk.Advance(6*time.Hour + store.Jitter("http://a.test/", 6*time.Hour) - time.Second)
 	h.run()
 	assert.Equal(t, 1, s.Count("/"), "not before the interval")
 	h.clk.Advance(time.Second)
@@ -344,20 +345,19 @@ func TestReportAfterRunsShowsChangesAndOmitsBlocked(t *testing.T) {
 		testsite.Response{ContentType: "text/html", Body: htmlPage("Secret 2", "b")})
 	h.track("http://a.test/pricing", "http://a.test/secret")
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	h.run()
 	assert.Equal(t, 1, s.Count("/secret"), "blocked on the second run")
 
 	code, out, errOut := h.cli("report")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, `http://a.test/pricing
-  2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
-    title: "Pricing" -> "Pricing plans"
-    meta_description: "About Pricing" -> "About Pricing plans"
-    h1: "Pricing" -> "Pricing plans"
-    text: 1 word added, 0 removed
+  2026-11-29 12:00:00Z -> 2026-11-29 18:30:00Z
+    title (medium): "Pricing" -> "Pricing plans"
+    meta_description (low): "About Pricing" -> "About Pricing plans"
+    h1 (low): "Pricing" -> "Pricing plans"
+    text (low): 1 word added, 0 removed
       Pricing{+ plans+} ¶ second ¶ cheap
-    word_count: "3" -> "4"
 `, out, "the content change is a word diff, never two hashes")
 	assert.NotContains(t, out, "content_hash")
 	assert.NotContains(t, out, "secret")
@@ -432,7 +432,7 @@ func TestResolveFlagReachesLoopbackSite(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "error   http://a.test/: refused: a.test resolves to 127.0.0.1, a loopback address")
 	assert.Equal(t, 0, s.Total(), "not even robots.txt was requested")
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	code, out, errOut = cli(t, e, append([]string{"run", "-db", h.db, "-gap", "0s", "-allow-private"}, args...)...)
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, "ok      http://a.test/: HTTP 200")

@@ -22,21 +22,24 @@
 //
 // Usage:
 //
-//	monitor track   -db PATH [-interval 6h] URL...
+//	monitor track   -db PATH [-interval 6h] [-select CSS] [-exclude CSS] [-ignore REGEXP]... URL...
 //	monitor untrack -db PATH URL...
+//	monitor rules   -db PATH [-select CSS] [-exclude CSS] [-ignore REGEXP]... [-clear] URL
 //	monitor run     -db PATH          take every due snapshot once (for cron)
+//	monitor run     -db PATH -now URL one snapshot of a tracked page now
 //	monitor watch   -db PATH          the same in a loop until Ctrl-C
 //	monitor report  -db PATH [-since DURATION]
 //	monitor status  -db PATH
 //	monitor check   [-db PATH] URL    the free tool: one polite check, printed as a card
 //	monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]
+//	monitor alert   add|list|rm|test -db PATH ...
 //
 // serve is the web dashboard, page history, free tool and JSON API
 // (README.md in this directory is the manual). Common flags: -user-agent,
 // -timeout (15s), -resolve HOST:PORT:ADDR (repeatable), -allow-private,
 // -log FILE (decision events of every component as JSON lines). The
 // proxy environment (HTTPS_PROXY, NO_PROXY, ...) is honoured. Exit status:
-// 0 success, 2 usage error, 1 failure.
+// 0 success, 2 usage error, 1 failure, 3 run -now refused for now.
 package main
 
 import (
@@ -58,6 +61,7 @@ import (
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/card"
 	"github.com/politecrawl/polite/examples/monitor/internal/report"
+	"github.com/politecrawl/polite/examples/monitor/internal/schedule"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
 	"github.com/politecrawl/polite/fetch"
@@ -69,7 +73,7 @@ const (
 	defaultUserAgent = "Mozilla/5.0 (compatible; 2-UAcomBot/1.0; +https://2-ua.com/support/robots)"
 	// minInterval is the smallest snapshot interval: the page promises at
 	// most one snapshot per tracked page per six hours.
-	minInterval = 6 * time.Hour
+	minInterval = schedule.MinSnapshotGap
 	// minGap is the smallest pause between two requests to one host.
 	minGap = time.Second
 	// robotsTTL is how long parsed robots.txt rules are reused, across runs.
@@ -79,7 +83,7 @@ const (
 	// maxURLLen bounds a tracked URL (the frontier's limit).
 	maxURLLen = 8192
 	// maxParallel is the most requests in flight at once (the frontier's limit).
-	maxParallel = 16
+	maxParallel = 256
 	// maxInterval, maxTimeout, maxGap, maxCheckRate and maxCheckBurst bound
 	// the numeric flags from above: a value past them is a typo, not a plan.
 	maxInterval   = 366 * 24 * time.Hour
@@ -94,6 +98,10 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// exitRefused: run -now refused for now (the six-hour minimum, the
+	// robots.txt re-check wait, a check in progress); the message says
+	// when it is allowed.
+	exitRefused = 3
 )
 
 func main() {
@@ -113,6 +121,8 @@ type env struct {
 	transport http.RoundTripper // base transport under the polite one; nil: proxy env + -resolve
 	// anyGap lets benchmarks set -gap below the one-second floor.
 	anyGap bool
+	// anyCatchUp lets benchmarks set -catch-up above its ceiling.
+	anyCatchUp bool
 	// guardHooks are added to the address guard (a resolver that maps test
 	// names, a dial hook that records, exact loopback test servers let
 	// through); they cannot turn it off: only -allow-private does.
@@ -161,7 +171,7 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
 const usageText = `usage:
-  monitor track   -db PATH [-interval 6h] URL...
+  monitor track   -db PATH [-interval 6h] [-select CSS] [-exclude CSS] [-ignore REGEXP]... URL...
   monitor untrack -db PATH URL...
   monitor run     -db PATH [-gap 1s] [-parallel 8]
   monitor watch   -db PATH [-gap 1s] [-parallel 8]
@@ -169,6 +179,9 @@ const usageText = `usage:
   monitor status  -db PATH
   monitor check   [-db PATH] URL        the free tool: one polite check, prints the response card
   monitor serve   -db PATH [-addr 127.0.0.1:8080] [-watch]   dashboard, free tool and JSON API
+  monitor rules   -db PATH [-select CSS] [-exclude CSS] [-ignore REGEXP]... [-clear] URL
+  monitor run     -db PATH -now URL     one snapshot of a tracked page now
+  monitor alert   add|list|rm|test -db PATH ...   alert channels (run "monitor alert help")
 common flags: -user-agent UA, -timeout 15s, -resolve HOST:PORT:ADDR (repeatable),
   -allow-private (track, run, watch, check, serve: allow internal addresses),
   -log FILE (run, watch, check, serve: decision events as JSON lines)
@@ -183,8 +196,10 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 	cmd, rest := args[0], args[1:]
 	var err error
 	switch cmd {
-	case "track", "untrack", "run", "watch", "report", "status", "serve", "check":
+	case "track", "untrack", "run", "watch", "report", "status", "serve", "check", "rules":
 		err = command(ctx, cmd, rest, stdout, stderr, e)
+	case "alert":
+		err = alertCommand(ctx, rest, stdout, stderr, e)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usageText)
 		return exitOK
@@ -193,9 +208,13 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env)
 		return exitUsage
 	}
 	var ue *usageError
+	var refused *refusedError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &refused):
+		fmt.Fprintf(stderr, "monitor %s: %v\n", cmd, err)
+		return exitRefused
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &ue):
@@ -229,6 +248,14 @@ type options struct {
 	// checksInFlight bounds free-tool checks at once, server-wide; 0 is
 	// maxChecksInFlight (no flag: tests set it explicitly).
 	checksInFlight int
+	// rules are -select, -exclude, -ignore and -clear (track, rules).
+	rules ruleFlags
+	// now is run -now URL: one snapshot of that page, now.
+	now string
+	// catchUp is -catch-up (run, watch, serve): backlog checks a minute.
+	catchUp float64
+	// alerts: classification and alert delivery (alertcmd.go).
+	alerts alertOptions
 }
 
 // resolveFlag collects -resolve HOST:PORT:ADDR values, like curl --resolve.
@@ -273,11 +300,20 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	switch cmd {
 	case "track":
 		fs.DurationVar(&o.interval, "interval", minInterval, "time between two snapshots of a page (minimum 6h)")
+		o.rules.add(fs, false)
+	case "rules":
+		o.rules.add(fs, true)
 	case "report":
 		fs.DurationVar(&o.since, "since", 0, "only changes found in this recent period (0: all)")
 	case "run", "watch", "serve", "check":
 		fs.DurationVar(&o.gap, "gap", minGap, "pause between two requests to one host (minimum 1s)")
 		fs.IntVar(&o.parallel, "parallel", 8, "hosts fetched at the same time")
+		if cmd != "check" {
+			fs.Float64Var(&o.catchUp, "catch-up", schedule.DefaultCatchUp, "most backlog checks (pages overdue after downtime, pages never checked) started a minute")
+		}
+		if cmd == "run" {
+			fs.StringVar(&o.now, "now", "", "take one snapshot of this tracked URL now (refused within 6h of its last snapshot or in robots.txt's re-check wait)")
+		}
 	}
 	if cmd == "serve" {
 		fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on (loopback by default: binding elsewhere exposes the free tool)")
@@ -285,11 +321,15 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		fs.Float64Var(&o.checkRate, "check-rate", 10, "free-tool checks per minute per client IP")
 		fs.IntVar(&o.checkBurst, "check-burst", 3, "free-tool checks a client IP may make at once before the rate applies")
 	}
+	addAlertFlags(cmd, fs, &o.alerts)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return &usageError{err.Error()}
+	}
+	if err := o.alerts.check(); err != nil {
+		return err
 	}
 	if o.db == "" && cmd != "check" {
 		return usagef("-db PATH is required")
@@ -302,12 +342,12 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 	}
 	var urls []string
 	switch cmd {
-	case "track", "untrack", "check":
+	case "track", "untrack", "check", "rules":
 		if fs.NArg() == 0 {
 			return usagef("no URL given")
 		}
-		if cmd == "check" && fs.NArg() > 1 {
-			return usagef("check takes one URL, got %d", fs.NArg())
+		if (cmd == "check" || cmd == "rules") && fs.NArg() > 1 {
+			return usagef("%s takes one URL, got %d", cmd, fs.NArg())
 		}
 		for _, raw := range fs.Args() {
 			u, err := canonicalURL(raw)
@@ -320,6 +360,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			if err := validInterval(o.interval); err != nil {
 				return &usageError{err.Error()}
 			}
+		}
+		if err := o.rules.check(); err != nil {
+			return &usageError{err.Error()}
 		}
 	default:
 		if fs.NArg() > 0 {
@@ -339,6 +382,11 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		}
 		if o.parallel < 1 || o.parallel > maxParallel {
 			return usagef("-parallel must be between 1 and %d, got %d", maxParallel, o.parallel)
+		}
+		if cmd != "check" {
+			if err := checkCatchUp(&o, e); err != nil {
+				return err
+			}
 		}
 	}
 	if cmd == "serve" {
@@ -380,6 +428,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer st.Close()
+		st.SetCompareOptions(o.alerts.compare())
 	}
 	now := e.clock()
 
@@ -396,6 +445,9 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			}
 		}
 		if err := st.Track(ctx, urls, o.interval, now()); err != nil {
+			return err
+		}
+		if err := o.rules.store(ctx, st, urls, stdout); err != nil {
 			return err
 		}
 		for _, u := range urls {
@@ -440,12 +492,21 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return errors.New(c.Error)
 		}
 		return nil
+	case "rules":
+		return o.rules.command(ctx, st, urls[0], stdout)
 	case "run":
 		m, err := newMonitor(st, o, e)
 		if err != nil {
 			return err
 		}
 		defer m.close()
+		if o.now != "" {
+			// The check's alerts are sent as run sends its checks' alerts.
+			if err := m.runNow(ctx, o.now, stdout); err != nil {
+				return err
+			}
+			return m.drainAlerts(ctx, stdout)
+		}
 		sum, err := m.runner().RunOnce(ctx, stdout)
 		line := sum.String()
 		if sum.Due == 0 && err == nil {
@@ -454,6 +515,13 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 		fmt.Fprintln(stdout, line)
 		if err != nil {
 			return err
+		}
+		// One pass over the alert outbox; what fails waits for its backoff,
+		// and an interrupted run leaves every delivery in the outbox.
+		if ctx.Err() == nil {
+			if err := m.drainAlerts(ctx, stdout); err != nil {
+				return err
+			}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted: %w (every snapshot taken is saved; the rest stay due)", ctx.Err())
@@ -465,7 +533,7 @@ func command(ctx context.Context, cmd string, args []string, stdout, stderr io.W
 			return err
 		}
 		defer m.close()
-		return m.runner().Watch(ctx, stdout, e.sleeper())
+		return m.withAlerts(ctx, func(ctx context.Context) error { return m.runner().Watch(ctx, stdout, e.sleeper()) })
 	case "serve":
 		m, err := newMonitor(st, o, e)
 		if err != nil {

@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("MONITOR_CHILD") == "1" {
 		args := strings.Split(os.Getenv("MONITOR_CHILD_ARGS"), "\x1f")
-		os.Exit(runEnv(context.Background(), args, os.Stdout, os.Stderr, env{anyGap: true, guardHooks: guardHooks{Resolver: noDNS}}))
+		os.Exit(runEnv(context.Background(), args, os.Stdout, os.Stderr, env{anyGap: true, anyCatchUp: true, guardHooks: guardHooks{Resolver: noDNS}}))
 	}
 	code := m.Run()
 	removeBuiltBinary()

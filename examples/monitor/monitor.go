@@ -202,5 +202,5 @@ func (m *monitor) taker() snapshot.Taker {
 // committed one snapshot at a time.
 func (m *monitor) runner() *schedule.Runner {
 	return &schedule.Runner{Store: m.st, Parallel: m.o.parallel, Gap: m.o.gap, HostGate: m.hostGate,
-		NewClient: m.newClient, Taker: m.taker(), Now: m.now, Logger: m.logger}
+		NewClient: m.newClient, Taker: m.taker(), Now: m.now, Logger: m.logger, CatchUp: m.o.catchUp}
 }

@@ -49,10 +49,9 @@ func TestReportShowsChangedFieldsOldAndNew(t *testing.T) {
 	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	want := `https://a.example/pricing
   2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z
-    title: "Pricing" -> "Pricing plans"
-    hreflang: "" -> "de=https://a.example/de/pricing"
-    content: "" -> "changed"
-    word_count: "100" -> "120"
+    title (medium): "Pricing" -> "Pricing plans"
+    hreflang (low): "" -> "de=https://a.example/de/pricing"
+    text (low): "" -> "changed"
 `
 	assert.Equal(t, want, got, "the third snapshot changed nothing (response time is not a field)")
 }
@@ -72,7 +71,7 @@ func TestReportOmitsPagesWhileBlocked(t *testing.T) {
 	)
 	got := reportOf(t, st, t0.Add(13*time.Hour), 0)
 	assert.NotContains(t, got, blocked)
-	assert.Contains(t, got, unblocked+"\n  2026-11-29 12:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"One\" -> \"Two\"\n")
+	assert.Contains(t, got, unblocked+"\n  2026-11-29 12:00:00Z -> 2026-11-30 00:00:00Z\n    robots_unblocked (medium): \"blocked by robots.txt\" -> \"allowed\"\n    title (medium): \"One\" -> \"Two\"\n")
 	assert.NotContains(t, got, "status")
 }
 
@@ -86,7 +85,7 @@ func TestReportSince(t *testing.T) {
 	)
 	got := reportOf(t, st, t0.Add(13*time.Hour), 2*time.Hour)
 	assert.NotContains(t, got, `"A" -> "B"`)
-	assert.Contains(t, got, "    status: \"200\" -> \"404\"\n    title: \"B\" -> \"\"\n")
+	assert.Contains(t, got, "    status (high): \"200\" -> \"404\"\n    title (medium): \"B\" -> \"\"\n")
 
 	assert.Equal(t, "no changes\n", reportOf(t, st, t0.Add(30*time.Hour), time.Hour))
 }
@@ -114,7 +113,7 @@ func TestReportCLI(t *testing.T) {
 	)
 	code, out, errOut := cli(t, env{now: clk.Now}, "report", "-db", db, "-since", "2h")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Contains(t, out, `canonical: "https://a.example/" -> "https://a.example/home"`)
+	assert.Contains(t, out, `canonical (high): "https://a.example/" -> "https://a.example/home"`)
 }
 
 func TestStatusShowsSkippedBanner(t *testing.T) {
@@ -134,9 +133,9 @@ func TestStatusShowsSkippedBanner(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 5)
-	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  error: dial tcp: connection refused", lines[0])
-	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  ok: HTTP 200", lines[1])
-	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: 2026-11-29 17:00:00Z  "+
+	assert.Equal(t, "https://a.example/gone  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/gone", "2026-11-29 11:00:00Z")+"  error: dial tcp: connection refused", lines[0])
+	assert.Equal(t, "https://a.example/ok  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/ok", "2026-11-29 11:00:00Z")+"  ok: HTTP 200", lines[1])
+	assert.Equal(t, "https://a.example/private  last check: 2026-11-29 11:00:00Z  next due: "+dueAfter("https://a.example/private", "2026-11-29 11:00:00Z")+"  "+
 		"Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.", lines[2])
 	assert.Equal(t, "https://b.example/  last check: 2026-11-29 12:00:00Z  next due: 2026-11-29 12:05:00Z  "+
 		"waiting: robots.txt unreachable (HTTP 503); re-check after 2026-11-29 12:05:00Z", lines[3])
@@ -167,6 +166,7 @@ func TestReportOnlyBlockedChangesSaysNoChanges(t *testing.T) {
 		&snapshot.Snapshot{PageURL: c, TakenAt: t0.Add(6 * time.Hour), Status: 200, Title: "C1"},
 		&snapshot.Snapshot{PageURL: c, TakenAt: t0.Add(12 * time.Hour), Status: 200, Title: "C2"},
 	)
-	assert.Equal(t, c+"\n  2026-11-29 18:00:00Z -> 2026-11-30 00:00:00Z\n    title: \"C1\" -> \"C2\"\n",
+	assert.Equal(t, c+"\n  2026-11-29 12:00:00Z -> 2026-11-29 18:00:00Z\n    robots_unblocked (medium): \"blocked by robots.txt\" -> \"allowed\"\n"+
+		"  2026-11-29 18:00:00Z -> 2026-11-30 00:00:00Z\n    title (medium): \"C1\" -> \"C2\"\n",
 		reportOf(t, st, t0.Add(13*time.Hour), 0))
 }

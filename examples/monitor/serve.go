@@ -45,7 +45,11 @@ func serve(ctx context.Context, m *monitor, e env, stdout, stderr io.Writer) err
 	defer cancel()
 	var wg sync.WaitGroup
 	var watchErr error
+	if m.o.alerts.publicURL == "" {
+		m.o.alerts.publicURL = "http://" + addr
+	}
 	if m.o.watch {
+		wg.Go(func() { m.alertSender().Run(ctx) })
 		wg.Go(func() {
 			watchErr = m.runner().Watch(ctx, &syncWriter{w: stdout}, e.sleeper())
 			if watchErr != nil {
@@ -111,7 +115,14 @@ func newServer(m *monitor, errOut io.Writer) (*web.Server, error) {
 		CheckRate:      m.o.checkRate,
 		CheckBurst:     m.o.checkBurst,
 		ChecksInFlight: m.o.checksInFlight,
-		Now:            m.now,
-		ErrorLog:       errOut,
+		CheckNow: func(ctx context.Context, u string) (string, error) {
+			_, line, err := m.runner().RunNow(ctx, u)
+			return line, err
+		},
+		Now:      m.now,
+		ErrorLog: errOut,
+
+		NewAlertChannel:  m.newAlertChannel,
+		TestAlertChannel: m.testChannel,
 	})
 }

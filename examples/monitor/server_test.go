@@ -97,7 +97,7 @@ func demoSites(t *testing.T, h *harness) *testsite.Site {
 	b.HTML("/", htmlPage("Blog", "Hello"))
 	h.track("http://shop.test/pricing", "http://shop.test/private/report", "http://shop.test/evil", "http://shop.test/broken", "http://shop.test/about", "http://blog.test/")
 	h.run()
-	h.clk.Advance(6 * time.Hour)
+	h.clk.Advance(6*time.Hour + maxJitter)
 	h.run()
 	return s
 }
@@ -125,7 +125,7 @@ func TestDashboardShowsPagesBannerAndEscapesTitles(t *testing.T) {
 	assert.Contains(t, r.body, "Latest check was skipped — robots.txt disallows 2-UAcomBot on this path.")
 	assert.Contains(t, r.body, `disallowed by &#34;Disallow: /private/&#34; (line 2, user-agent 2-UAcomBot)`)
 	assert.Contains(t, r.body, `<a href="https://2-ua.com/support/robots" rel="noopener">Why? How our bot respects robots.txt</a>`)
-	assert.Contains(t, r.body, `title &#34;Pricing&#34; → &#34;Pricing plans&#34;; meta_description; h1 &#34;Pricing&#34; → &#34;Pricing plans&#34;; text &#43;5 −2 words`, "what changed last")
+	assert.Contains(t, r.body, `[medium] title &#34;Pricing&#34; → &#34;Pricing plans&#34;; meta_description &#34;About Pricing&#34; → &#34;About Pricing plans&#34;; h1 &#34;Pricing&#34; → &#34;Pricing plans&#34;; text &#43;5 −2 words`, "what changed last")
 	assert.Contains(t, r.body, `HTTP 500 (server error)`)
 	assert.Contains(t, r.body, `href="/page?url=http%3a%2f%2fshop.test%2fpricing"`)
 	assert.NotContains(t, r.body, "<script>alert", "a hostile title never becomes markup")
@@ -184,7 +184,7 @@ func TestHistoryShowsFieldChangesAndWordDiff(t *testing.T) {
 	s := newTestServer(t, h)
 	r := do(t, s, "GET", "/page?url="+url.QueryEscape("http://shop.test/pricing"), nil)
 	require.Equal(t, http.StatusOK, r.code)
-	assert.Contains(t, r.body, `<th>title</th><td><span class="old">Pricing</span> → <span class="new">Pricing plans</span></td>`)
+	assert.Contains(t, r.body, `<th>title <span class="sev">medium</span></th><td><span class="old">Pricing</span> → <span class="new">Pricing plans</span></td>`)
 	assert.Contains(t, r.body, `<div class="wd-sum">+5 −2 words</div>`)
 	assert.Contains(t, r.body, `Plans start at <del>ten</del><ins>twelve</ins> euros a <del>month.</del><ins>month, billed yearly.</ins>`)
 	assert.Contains(t, r.body, "first snapshot")
@@ -301,7 +301,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 		{"Sec-Fetch-Site", "cross-site"},
 		{"Origin", "https://evil.example"},
 	} {
-		for _, target := range []string{"/track", "/untrack", "/check", "/api/check"} {
+		for _, target := range []string{"/track", "/untrack", "/check", "/api/check", "/page/rules", "/page/check-now"} {
 			r := do(t, s, "POST", target, url.Values{"url": {"https://shop.test/x"}}, hdr...)
 			assert.Equal(t, http.StatusForbidden, r.code, "%s %v", target, hdr)
 		}

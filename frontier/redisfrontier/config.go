@@ -177,8 +177,8 @@ func (c *Config) validate() error {
 		return bad("Lease", c.Lease, "0 (= 30s) or at least "+MinLease.String())
 	}
 	if s := c.Slowdown; s != nil {
-		if s.InFlight > frontier.MaxInFlight {
-			return bad("Slowdown.InFlight", s.InFlight, fmt.Sprintf("0 (= 1) or 1..%d", frontier.MaxInFlight))
+		if s.InFlight > frontier.MaxHostInFlight {
+			return bad("Slowdown.InFlight", s.InFlight, fmt.Sprintf("0 (= 1) or 1..%d", frontier.MaxHostInFlight))
 		}
 		if s.Gap > frontier.MaxGap {
 			return bad("Slowdown.Gap", s.Gap, "0 (= 3s) or up to "+frontier.MaxGap.String())
@@ -196,8 +196,8 @@ func (l *Limits) validate(prefix string) error {
 		return bad("MaxPages", l.MaxPages, "0 (no limit) or more")
 	case l.MaxDepth < 0 || l.MaxDepth > frontier.MaxDepth:
 		return bad("MaxDepth", l.MaxDepth, fmt.Sprintf("0..%d", frontier.MaxDepth))
-	case l.InFlight < frontier.MinInFlight || l.InFlight > frontier.MaxInFlight:
-		return bad("InFlight", l.InFlight, fmt.Sprintf("%d..%d", frontier.MinInFlight, frontier.MaxInFlight))
+	case l.InFlight < frontier.MinInFlight || l.InFlight > frontier.MaxHostInFlight:
+		return bad("InFlight", l.InFlight, fmt.Sprintf("%d..%d", frontier.MinInFlight, frontier.MaxHostInFlight))
 	case l.Gap < 0 || l.Gap > frontier.MaxGap:
 		return bad("Gap", l.Gap, "0s.."+frontier.MaxGap.String())
 	}

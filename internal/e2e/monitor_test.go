@@ -4,11 +4,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -134,7 +136,7 @@ func TestMonitorTrackRunStatusReport(t *testing.T) {
 
 	r = monitor(t, dir, net, "report", "-db", "mon.db")
 	require.Equal(t, 0, r.code, r)
-	assert.Contains(t, r.stdout, `title: "About" -> "About us"`)
+	assert.Contains(t, r.stdout, `title (medium): "About" -> "About us"`)
 	assert.NotContains(t, r.stdout, "http://a.test/private/x", "no change report for a blocked page")
 
 	r = monitor(t, dir, net, "untrack", "-db", "mon.db", "http://a.test/new")
@@ -217,7 +219,7 @@ func TestMonitorUsage(t *testing.T) {
 		{"track", "-db", "m.db", "http://user:pw@e.com/"},
 		{"track", s.URL() + "/"},
 		{"run", "-db", "m.db", "-gap", "500ms"},
-		{"run", "-db", "m.db", "-parallel", "17"},
+		{"run", "-db", "m.db", "-parallel", "257"},
 		{"check", "-allow-private", s.URL() + "/", s.URL() + "/x"},
 	} {
 		r := run(t, "monitor", opts{dir: dir}, args...)
@@ -438,4 +440,54 @@ func TestMonitorWatchLog(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), `"msg":"robots.fetch"`)
 	assert.Regexp(t, `"msg":"robots.decision".*"url":"http://w.test/private/z".*"outcome":"disallowed"`, string(log))
+}
+
+// TestMonitorAlertWebhook: `alert add` a signed webhook to a loopback
+// receiver; the next run that finds a change delivers it once, with the
+// change's kind, old and new value and the history link.
+func TestMonitorAlertWebhook(t *testing.T) {
+	t.Parallel()
+	net, a, _ := monitorSites(t)
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var got []map[string]any
+	keys := map[string]int{}
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		mu.Lock()
+		got = append(got, m)
+		keys[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		assert.True(t, strings.HasPrefix(r.Header.Get("X-Polite-Signature"), "sha256="), "signed")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer recv.Close()
+	r := monitor(t, dir, net, "track", "-db", "mon.db", "http://a.test/about")
+	require.Equal(t, 0, r.code, r)
+	r = run(t, "monitor", opts{dir: dir}, "alert", "add", "-db", "mon.db", "-allow-private", "-webhook", recv.URL+"/hook",
+		"-secret", "e2e", "-kinds", "title")
+	require.Equal(t, 0, r.code, r)
+	assert.Contains(t, r.stdout, "alert channel 1: webhook http://127.0.0.1:")
+	r = monitor(t, dir, net, "run", "-db", "mon.db", "-public-url", "http://127.0.0.1:8080")
+	require.Equal(t, 0, r.code, r)
+	a.HTML("/about", page("About us"))
+	db, err := sql.Open("sqlite", filepath.Join(dir, "mon.db"))
+	require.NoError(t, err)
+	_, err = db.Exec(`UPDATE pages SET next_due = '2000-01-01T00:00:00.000000000Z'`)
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	r = monitor(t, dir, net, "run", "-db", "mon.db", "-public-url", "http://127.0.0.1:8080")
+	require.Equal(t, 0, r.code, r)
+	assert.Contains(t, r.stdout, "alerts: 1 delivery attempts")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 1)
+	assert.Len(t, keys, 1)
+	assert.Equal(t, "http://a.test/about", got[0]["page_url"])
+	assert.Equal(t, "http://127.0.0.1:8080/page?url=http%3A%2F%2Fa.test%2Fabout", got[0]["history_url"])
+	ch := got[0]["changes"].([]any)[0].(map[string]any)
+	assert.Equal(t, "title", ch["kind"])
+	assert.Equal(t, "About", ch["old"])
+	assert.Equal(t, "About us", ch["new"])
 }

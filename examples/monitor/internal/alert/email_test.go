@@ -8,165 +8,28 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"fmt"
 	"math/big"
 	"net"
-	"net/http"
 	"net/mail"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/polite/examples/monitor/internal/mailpittest"
 )
 
-// mailpitVersion is the SMTP test server the tests start; .ci/run installs
-// it with `go install github.com/axllent/mailpit@` + this version.
-const mailpitVersion = "v1.33.1"
-
-// mailpitBinary finds mailpit: $MAILPIT, then PATH, then $GOBIN and
-// $GOPATH/bin (where go install puts it). Under CI a missing mailpit fails
-// the test; elsewhere the test is skipped with the install command.
-func mailpitBinary(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("MAILPIT"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("mailpit"); err == nil {
-		return p
-	}
-	var dirs []string
-	if d := os.Getenv("GOBIN"); d != "" {
-		dirs = append(dirs, d)
-	}
-	if d := os.Getenv("GOPATH"); d != "" {
-		dirs = append(dirs, filepath.Join(d, "bin"))
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(h, "go", "bin"))
-	}
-	for _, d := range dirs {
-		if p := filepath.Join(d, "mailpit"); fileExists(p) {
-			return p
-		}
-	}
-	msg := "mailpit not found (install it: go install github.com/axllent/mailpit@" + mailpitVersion + ", or set MAILPIT)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// mailpit is one running mailpit on loopback.
-type mailpit struct {
-	smtp string // host:port
-	api  string // http://host:port
-}
-
-// startMailpit runs mailpit on two free loopback ports with extra flags
-// and stops it when the test ends.
-func startMailpit(t *testing.T, flags ...string) *mailpit {
-	t.Helper()
-	bin := mailpitBinary(t)
-	m := &mailpit{smtp: fmt.Sprintf("127.0.0.1:%d", freePort(t)), api: fmt.Sprintf("http://127.0.0.1:%d", freePort(t))}
-	args := append([]string{"--smtp", m.smtp, "--listen", strings.TrimPrefix(m.api, "http://"),
-		"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--disable-version-check", "--smtp-disable-rdns", "--quiet"}, flags...)
-	cmd := exec.Command(bin, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(m.api + "/api/v1/info")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return m
-			}
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("mailpit exited: %v\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mailpit did not answer on %s: %v\n%s", m.api, err, out.String())
-		}
-	}
-}
-
-// mpMessage is what mailpit's API says of one received message.
-type mpMessage struct {
-	ID, MessageID, Subject, Text, Username string
-	From                                   struct{ Address string }
-	To, Bcc                                []struct{ Address string }
-}
-
-func (m *mailpit) get(t *testing.T, path string, v any) {
-	t.Helper()
-	resp, err := http.Get(m.api + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (m *mailpit) messages(t *testing.T) []mpMessage {
-	t.Helper()
-	var list struct{ Messages []struct{ ID string } }
-	m.get(t, "/api/v1/messages", &list)
-	var out []mpMessage
-	for _, s := range list.Messages {
-		var msg mpMessage
-		m.get(t, "/api/v1/message/"+s.ID, &msg)
-		out = append(out, msg)
-	}
-	return out
-}
-
 func TestEmailThroughMailpit(t *testing.T) {
-	mp := startMailpit(t, "--smtp-auth-accept-any", "--smtp-auth-allow-insecure", `--smtp-allowed-recipients=@example\.com$`)
-	e := &Email{Addr: mp.smtp, From: "2-UAcomBot monitor <monitor@example.com>", To: []string{"seo@example.com"},
+	mp := mailpittest.Start(t, "--smtp-auth-accept-any", "--smtp-auth-allow-insecure", `--smtp-allowed-recipients=@example\.com$`)
+	e := &Email{Addr: mp.SMTP, From: "2-UAcomBot monitor <monitor@example.com>", To: []string{"seo@example.com"},
 		Username: "monitor", Password: "pw", Net: loopback}
 	if err := e.Send(context.Background(), "change-42/7", sample()); err != nil {
 		t.Fatal(err)
 	}
-	msgs := mp.messages(t)
+	msgs := mp.Messages(t)
 	if len(msgs) != 1 {
 		t.Fatalf("%d messages", len(msgs))
 	}
@@ -191,7 +54,7 @@ func TestEmailThroughMailpit(t *testing.T) {
 	// A recipient the server refuses (550) is permanent.
 	bad := *e
 	bad.To = []string{"someone@other.test"}
-	if err := bad.Send(context.Background(), "k2", sample()); !IsPermanent(err) || !strings.Contains(err.Error(), mp.smtp) {
+	if err := bad.Send(context.Background(), "k2", sample()); !IsPermanent(err) || !strings.Contains(err.Error(), mp.SMTP) {
 		t.Fatalf("refused recipient: %v", err)
 	}
 	// RequireTLS with a server that offers no STARTTLS sends nothing.
@@ -207,7 +70,7 @@ func TestEmailThroughMailpit(t *testing.T) {
 	if err := guarded.Send(context.Background(), "k4", sample()); !errors.As(err, &refused) {
 		t.Fatalf("default net: %v", err)
 	}
-	if n := len(mp.messages(t)); n != 1 {
+	if n := len(mp.Messages(t)); n != 1 {
 		t.Fatalf("%d messages after the refusals", n)
 	}
 }
@@ -248,14 +111,14 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 
 func TestEmailSTARTTLSAndAuth(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
-	mp := startMailpit(t, "--smtp-tls-cert", certFile, "--smtp-tls-key", keyFile, "--smtp-require-starttls", "--smtp-auth-accept-any")
-	e := &Email{Addr: mp.smtp, From: "monitor@example.com", To: []string{"seo@example.com", "dev@example.com"},
+	mp := mailpittest.Start(t, "--smtp-tls-cert", certFile, "--smtp-tls-key", keyFile, "--smtp-require-starttls", "--smtp-auth-accept-any")
+	e := &Email{Addr: mp.SMTP, From: "monitor@example.com", To: []string{"seo@example.com", "dev@example.com"},
 		Username: "alerts", Password: "secret", RequireTLS: true,
 		TLSConfig: &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}, Net: loopback}
 	if err := e.Send(context.Background(), "change-42/8", sample()); err != nil {
 		t.Fatal(err)
 	}
-	msgs := mp.messages(t)
+	msgs := mp.Messages(t)
 	if len(msgs) != 1 || len(msgs[0].To) != 2 || msgs[0].Username != "alerts" {
 		t.Fatalf("messages %+v", msgs)
 	}
@@ -266,7 +129,7 @@ func TestEmailSTARTTLSAndAuth(t *testing.T) {
 	if err := untrusted.Send(context.Background(), "k", sample()); !errors.As(err, &uerr) {
 		t.Fatalf("untrusted certificate: %v", err)
 	}
-	if n := len(mp.messages(t)); n != 1 {
+	if n := len(mp.Messages(t)); n != 1 {
 		t.Fatalf("%d messages", n)
 	}
 }

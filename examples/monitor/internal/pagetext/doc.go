@@ -1,8 +1,8 @@
-// Package pagetext is the visible text of a snapshot and the word diff
-// between two of them: Visible reads the text a reader sees from an HTML
-// body (capped at MaxBytes), Compress and Decompress are how it is stored,
-// and Diff compares two texts word by word (github.com/sergi/go-diff) for
-// the report, the history page and the API.
+// Package pagetext is how a snapshot's visible text is kept and compared:
+// Compress and Decompress store it (capped at MaxBytes), and Diff compares
+// two texts word by word (github.com/sergi/go-diff) for the report, the
+// history page and the API. The text itself is extracted by package
+// textscope (the whole page, or the part a page's rules select).
 //
 // It is pure: it never fetches, opens the database or prints.
 package pagetext

@@ -1,5 +1,5 @@
 // Package report is what the CLI prints from the database: `monitor report`
-// (per page, the fields that changed between consecutive snapshots and the
+// (per page, the classified changes between consecutive snapshots and the
 // word diff of the text, never a page while robots.txt blocks it) and
 // `monitor status` (one line per page, then the totals).
 //
@@ -24,8 +24,8 @@ import (
 // ProductToken is the robots.txt token of the configured user agent.
 func ProductToken(userAgent string) string { return robots.ProductToken(userAgent) }
 
-// Changes prints, per page, the fields that changed between consecutive
-// snapshots. Blocked snapshots carry no fields and are skipped; a check
+// Changes prints, per page, the classified changes between consecutive
+// snapshots (snapshot.Classify: kind, severity, old and new value). Blocked snapshots carry no fields and are skipped; a check
 // answered by bot protection is listed as such and never compared. A page
 // whose latest snapshot is blocked is not mentioned at all: the 2-UAcomBot
 // page promises that reports do not mention a URL while robots.txt blocks it.
@@ -39,7 +39,9 @@ func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, s
 	// snapshot says whether the page may be mentioned at all.
 	var (
 		url      string
-		prev     *snapshot.Snapshot
+		last     *snapshot.Snapshot // the page's previous snapshot, of any kind
+		base     *snapshot.Snapshot // its latest comparable one
+		opts     = st.CompareOptions()
 		blocked  bool // the page's latest snapshot so far is blocked
 		pageOut  strings.Builder
 		printed  int
@@ -56,34 +58,35 @@ func Changes(ctx context.Context, st *store.Store, w io.Writer, now time.Time, s
 	err := st.EachSnapshot(ctx, func(cur *snapshot.Snapshot) error {
 		if !started || cur.PageURL != url {
 			flush()
-			url, prev, started = cur.PageURL, nil, true
+			url, last, base, started = cur.PageURL, nil, nil, true
 		}
 		blocked = cur.Blocked
-		if cur.Blocked {
-			return writeErr
-		}
-		if cur.BotProtection != "" {
+		if cur.BotProtection != "" && !cur.TakenAt.Before(cutoff) {
 			// A challenge, not the page: never compared, and the last
 			// good snapshot stays the baseline of the next comparison.
-			if !cur.TakenAt.Before(cutoff) {
-				fmt.Fprintf(&pageOut, "  %s: %s\n", snapshot.When(cur.TakenAt), snapshot.OneLine(cur.BotBanner()))
-			}
-			return writeErr
+			fmt.Fprintf(&pageOut, "  %s: %s\n", snapshot.When(cur.TakenAt), snapshot.OneLine(cur.BotBanner()))
 		}
-		if prev != nil && !cur.TakenAt.Before(cutoff) {
-			if changes := snapshot.Diff(prev, cur); len(changes) > 0 {
-				fmt.Fprintf(&pageOut, "  %s -> %s\n", snapshot.When(prev.TakenAt), snapshot.When(cur.TakenAt))
+		if cur.Comparable() && last != nil && !cur.TakenAt.Before(cutoff) {
+			if changes := snapshot.Classify(last, base, cur, opts); len(changes) > 0 {
+				from := last
+				if base != nil {
+					from = base // the snapshot the fields are compared with
+				}
+				fmt.Fprintf(&pageOut, "  %s -> %s\n", snapshot.When(from.TakenAt), snapshot.When(cur.TakenAt))
 				for _, c := range changes {
 					if c.Text != nil {
-						fmt.Fprintf(&pageOut, "    text: %s added, %d removed\n", snapshot.Words(c.Text.Added), c.Text.Removed)
+						fmt.Fprintf(&pageOut, "    %s (%s): %s added, %d removed\n", c.Kind, c.Severity, snapshot.Words(c.Text.Added), c.Text.Removed)
 						fmt.Fprintf(&pageOut, "      %s\n", snapshot.OneLine(c.Text.Plain()))
 						continue
 					}
-					fmt.Fprintf(&pageOut, "    %s: %s -> %s\n", c.Field, snapshot.Quote(c.Old), snapshot.Quote(c.New))
+					fmt.Fprintf(&pageOut, "    %s (%s): %s -> %s\n", c.Kind, c.Severity, snapshot.Quote(c.Old), snapshot.Quote(c.New))
 				}
 			}
 		}
-		prev = cur
+		last = cur
+		if cur.Comparable() {
+			base = cur
+		}
 		return writeErr
 	})
 	if err != nil {
@@ -141,7 +144,12 @@ func Status(ctx context.Context, st *store.Store, w io.Writer, now time.Time, to
 		default:
 			outcome = p.LastOutcome + ": " + p.LastDetail
 		}
-		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s\n", cmdline.Safe(p.URL), last, next, snapshot.OneLine(outcome))
+		var change string
+		if p.LastChange != "" {
+			// The classified change: "[critical] noindex_added ...".
+			change = "  last change " + snapshot.When(p.LastChanged) + ": " + snapshot.OneLine(p.LastChange)
+		}
+		fmt.Fprintf(w, "%s  last check: %s  next due: %s  %s%s\n", cmdline.Safe(p.URL), last, next, snapshot.OneLine(outcome), change)
 	}
 	t, err := st.Totals(ctx)
 	if err != nil {

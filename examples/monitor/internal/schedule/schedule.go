@@ -19,9 +19,12 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/examples/monitor/internal/store"
+	"github.com/politecrawl/polite/examples/monitor/internal/textscope"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/frontier"
 	"github.com/politecrawl/polite/robots"
@@ -43,6 +46,13 @@ type Runner struct {
 	Taker     snapshot.Taker
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// CatchUp bounds the backlog (pages overdue by more than CatchUpGrace,
+	// and pages never checked) to this many checks a minute, after a
+	// burst of CatchUpBurst (pace.go); 0 is DefaultCatchUp.
+	CatchUp float64
+
+	catchUpOnce sync.Once
+	catchUp     *rate.Limiter
 }
 
 // bothGates passes a run's own gate, then the process's host gate.
@@ -102,6 +112,11 @@ type Summary struct {
 	// BotProtection counts checks answered by a bot-protection challenge
 	// (snapshots, never compared).
 	BotProtection int
+	// Later counts backlog pages left due for a later pass: the catch-up
+	// bound (pace.go) took as many as it allows.
+	Later int
+	// CatchUp is the bound Later was left by, per minute.
+	CatchUp float64
 }
 
 // String is the run line: "run: N due, N snapshots (...)".
@@ -113,6 +128,9 @@ func (s Summary) String() string {
 	}
 	if s.Busy > 0 {
 		line += fmt.Sprintf(", %d skipped (being checked by another monitor process)", s.Busy)
+	}
+	if s.Later > 0 {
+		line += fmt.Sprintf(", %d overdue left for later (catch-up: at most %g a minute)", s.Later, s.CatchUp)
 	}
 	if s.Unfinished > 0 {
 		line += fmt.Sprintf(", %d not checked (interrupted)", s.Unfinished)
@@ -131,7 +149,8 @@ func (r *Runner) RunOnce(ctx context.Context, w io.Writer) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	sum.Due = len(due)
+	due, backlog, later := r.pace(due, r.Now())
+	sum.Due, sum.Later, sum.CatchUp = len(due), later, r.catchUpRate()
 	if len(due) == 0 {
 		return sum, nil
 	}
@@ -203,6 +222,12 @@ func (r *Runner) RunOnce(ctx context.Context, w io.Writer) (Summary, error) {
 					gate.Done(it, nil)
 					continue
 				}
+				if backlog[p.URL] {
+					if err := r.catchUpLimiter().Wait(ctx); err != nil {
+						gate.Done(it, nil)
+						return // interrupted: the page stays due
+					}
+				}
 				oc, line, err := r.check(ctx, rc, client, p)
 				var failed error
 				if oc == snapshot.OutcomeError {
@@ -257,22 +282,51 @@ func (r *Runner) check(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 	} else if !ok {
 		return OutcomeBusy, fmt.Sprintf("skipped %s: being checked by another monitor process", p.URL), nil
 	}
+	oc, line, _, err := r.take(ctx, rc, client, p, start)
+	return oc, line, err
+}
+
+// take checks a page its caller has claimed and records the outcome; the
+// time is when robots.txt asked to wait, if it did.
+func (r *Runner) take(ctx context.Context, rc *robots.Cache, client *fetch.Client, p store.Page, start time.Time) (string, string, time.Time, error) {
+	wctx := context.WithoutCancel(ctx)
+	oc, line, wait, err := r.takeClaimed(ctx, rc, client, p, start)
+	if err != nil || oc == "" {
+		// Not recorded: give the page back rather than leave it claimed
+		// for the lease.
+		err = errors.Join(err, r.Store.Release(wctx, p.URL))
+	}
+	return oc, line, wait, err
+}
+
+func (r *Runner) takeClaimed(ctx context.Context, rc *robots.Cache, client *fetch.Client, p store.Page, start time.Time) (string, string, time.Time, error) {
+	wctx := context.WithoutCancel(ctx)
+	tk := r.Taker
+	if rules, err := r.Store.Rules(wctx, p.URL); err != nil {
+		return "", "", time.Time{}, err
+	} else if tk.Scope, err = textscope.Compile(rules); err != nil {
+		// Stored rules are checked when they are set: only a row edited
+		// by hand gets here. Say so in the page's record.
+		sn := &snapshot.Snapshot{PageURL: p.URL, TakenAt: start, Error: "rules unusable: " + err.Error()}
+		if err := r.Store.SaveSnapshot(wctx, sn); err != nil {
+			return "", "", time.Time{}, err
+		}
+		return snapshot.OutcomeError, fmt.Sprintf("error   %s: %s", p.URL, sn.Error), time.Time{}, nil
+	}
 	prev, _, err := r.Store.LastGood(wctx, p.URL)
 	if err != nil {
-		return "", "", errors.Join(err, r.Store.Release(wctx, p.URL))
+		return "", "", time.Time{}, err
 	}
-	sn, interrupted := r.Taker.Take(ctx, rc, client, p.URL, start, prev)
+	sn, interrupted := tk.Take(ctx, rc, client, p.URL, start, prev)
 	if interrupted {
-		return "", "", r.Store.Release(wctx, p.URL)
+		return "", "", time.Time{}, nil
 	}
 	if sn.WaitUntil != nil {
 		detail := sn.WaitDetail
 		if err := r.Store.DeferPage(wctx, p.URL, start, *sn.WaitUntil, detail); err != nil {
-			// Not recorded: say nothing happened, and give the page back
-			// rather than leave it claimed for the lease.
-			return "", "", errors.Join(err, r.Store.Release(wctx, p.URL))
+			return "", "", time.Time{}, err
 		}
-		return snapshot.OutcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), nil
+		return snapshot.OutcomeRobotsWait, fmt.Sprintf("waiting %s: %s", p.URL, detail), *sn.WaitUntil, nil
 	}
 	oc, detail := sn.Outcome()
 	var line string
@@ -289,9 +343,9 @@ func (r *Runner) check(ctx context.Context, rc *robots.Cache, client *fetch.Clie
 	// The line is printed only once the snapshot is committed: "ok" means
 	// saved.
 	if err := r.Store.SaveSnapshot(wctx, &sn.Snapshot); err != nil {
-		return "", "", errors.Join(fmt.Errorf("snapshot of %s not saved: %w", p.URL, err), r.Store.Release(wctx, p.URL))
+		return "", "", time.Time{}, fmt.Errorf("snapshot of %s not saved: %w", p.URL, err)
 	}
-	return oc, line, nil
+	return oc, line, time.Time{}, nil
 }
 
 // Watch runs RunOnce until ctx ends, sleeping until the next page is due.

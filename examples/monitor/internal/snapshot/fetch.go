@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politecrawl/polite/examples/monitor/internal/pagetext"
+	"github.com/politecrawl/polite/examples/monitor/internal/textscope"
 	"github.com/politecrawl/polite/fetch"
 	fetchpage "github.com/politecrawl/polite/fetch/page"
 )
@@ -20,6 +20,18 @@ import (
 // fields over and is flagged NotModified: fetch says Unchanged only when the
 // request carried validators (a 304 to one that did not confirms nothing).
 func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, prev *Snapshot) *Snapshot {
+	return FromFetchScoped(pageURL, at, res, err, prev, nil)
+}
+
+// wholePage is the scope of a page without rules: its whole visible text.
+var wholePage, _ = textscope.Compile(textscope.Rules{})
+
+// FromFetchScoped is FromFetch for a page whose compared text is cut by its
+// rules (scope; nil: the whole page). With rules, the stored text, its hash
+// and its word count are those of the selected part less the ignored
+// matches, so a date, a counter or an ad outside it is no change; the SEO
+// fields are the page's whatever the rules.
+func FromFetchScoped(pageURL string, at time.Time, res *fetch.Result, err error, prev *Snapshot, scope *textscope.Scope) *Snapshot {
 	sn := &Snapshot{PageURL: pageURL, TakenAt: at}
 	var fe *fetch.Error
 	if err != nil && errors.Is(err, fetch.ErrDisallowed) {
@@ -97,7 +109,23 @@ func FromFetch(pageURL string, at time.Time, res *fetch.Result, err error, prev 
 		if pg.Encoding != "" {
 			ct = "text/html; charset=" + pg.Encoding
 		}
-		sn.SetText(pagetext.Visible(res.Body, ct))
+		if scope == nil {
+			scope = wholePage
+		}
+		txt, terr := scope.HTML(res.Body, ct)
+		if terr != nil {
+			// Nested deeper than the HTML parser goes: no text to show,
+			// and the page's own hash still tells a change.
+			return sn
+		}
+		sn.SetText(txt.Text, txt.Cut)
+		if scope != wholePage {
+			// The hash fetch/page computed is of the whole page: a change
+			// outside the selected part must not count.
+			sum := sha256.Sum256([]byte(txt.Text))
+			sn.ContentHash = hex.EncodeToString(sum[:])
+			sn.WordCount = len(strings.Fields(txt.Text))
+		}
 		return sn
 	case !errors.Is(perr, fetchpage.ErrNotHTML):
 		sn.Error = "parse HTML: " + perr.Error()

@@ -2,9 +2,9 @@
 // checks the address guard, asks robots.txt and, when allowed, makes one
 // (conditional) GET through the client it is given; FromFetch turns the
 // response into a Snapshot (SEO fields, redirect chain, visible text,
-// validators, or the robots.txt rule that blocked it); Diff lists the fields
-// that changed between two snapshots, with the one-line summary the
-// dashboard shows.
+// validators, or the robots.txt rule that blocked it); Classify is the
+// monitor's one comparison of two snapshots (changes.Compare's kinds and
+// severities), with the one-line summary the dashboard shows.
 //
 // It never opens the database or prints, and never decides what is due: the
 // store persists snapshots, the run schedules them, the report and the web
@@ -128,87 +128,106 @@ func (sn *Snapshot) BotBanner() string {
 }
 
 // Comparable reports whether sn is a snapshot of the page's content that
-// Diff may compare: not blocked by robots.txt, not a bot-protection
+// Classify compares field by field: not blocked by robots.txt, not a bot-protection
 // challenge.
 func (sn *Snapshot) Comparable() bool { return !sn.Blocked && sn.BotProtection == "" }
 
-// Change is one field that differs between two consecutive snapshots. For
-// the visible text, Text holds the word diff and Old/New a summary.
+// Change is one classified change between two snapshots of a page
+// (changes.Compare: its kind and severity, the column and the old and new
+// values). For a text change with both texts stored, Text holds the word
+// diff to show.
 type Change struct {
-	Field    string
-	Old, New string
-	Text     *pagetext.WordDiff
+	changes.Change
+	Text *pagetext.WordDiff
 }
 
-// Diff lists the SEO fields that differ from a to b, in a fixed
-// order. Times that always differ (taken_at, response time) are not fields.
-// A change of content is the word diff of the visible texts ("text"); for a
-// response that is not HTML, or snapshots stored before texts were, the
-// content is compared by size and hash ("content"), never shown as hashes.
-func Diff(a, b *Snapshot) []Change {
-	var out []Change
-	add := func(field, old, new string) {
-		if old != new {
-			out = append(out, Change{Field: field, Old: old, New: new})
-		}
+// Classify is the one comparison of the monitor: the changes sn brings to
+// the page's history. last is the snapshot just before sn, of any kind;
+// base is the latest comparable snapshot before sn (nil: none), the
+// baseline of the SEO fields, so a bot-protection challenge or a robots.txt
+// block in between never reads as a content change. Entering or leaving a
+// block is reported as its own kind. nil last (the first snapshot) has no
+// changes.
+func Classify(last, base, sn *Snapshot, o changes.Options) []Change {
+	if last == nil {
+		return nil
 	}
-	add("status", statusText(a.Status), statusText(b.Status))
-	add("final_url", a.FinalURL, b.FinalURL)
-	add("redirects", HopsText(a.Redirects), HopsText(b.Redirects))
-	add("title", a.Title, b.Title)
-	add("meta_description", a.MetaDescription, b.MetaDescription)
-	add("canonical", a.Canonical, b.Canonical)
-	add("meta_robots", a.MetaRobots, b.MetaRobots)
-	add("x_robots_tag", a.XRobotsTag, b.XRobotsTag)
-	add("h1", a.H1, b.H1)
-	add("hreflang", HreflangText(a.Hreflang), HreflangText(b.Hreflang))
-	if a.ContentHash != b.ContentHash {
-		ta, errA := a.Text()
-		tb, errB := b.Text()
-		switch {
-		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0) && ta != tb:
-			wd := pagetext.Diff(ta, tb)
-			wd.OldCut, wd.NewCut = a.TextCut, b.TextCut
-			out = append(out, Change{Field: "text", Old: fmt.Sprintf("%d words", a.WordCount),
-				New: fmt.Sprintf("%d words", b.WordCount), Text: &wd})
-		case errA == nil && errB == nil && (len(a.TextZ) > 0 || len(b.TextZ) > 0):
-			// Same stored text, different hash: the change is past the
-			// stored cap.
-			out = append(out, Change{Field: "text", Old: "", New: "changed after the first " + FmtBytes(pagetext.MaxBytes) + " of text"})
-		case a.ContentHash != "" || b.ContentHash != "":
-			// Not HTML (or stored before texts were): no words to show, only
-			// that the bytes changed, and their size when it is known.
-			old, new := "", "changed"
-			if a.BodyBytes > 0 && b.BodyBytes > 0 {
-				old, new = FmtBytes(a.BodyBytes), FmtBytes(b.BodyBytes)
-				if old == new {
-					new += ", changed"
-				}
+	next := sn.compared()
+	var out []changes.Change
+	if !sn.Comparable() || !last.Comparable() {
+		out = changes.Compare(last.compared(), next, o)
+	}
+	if sn.Comparable() && base != nil {
+		out = append(out, changes.Compare(base.compared(), next, o)...)
+	}
+	res := make([]Change, 0, len(out))
+	for _, c := range out {
+		ch := Change{Change: c}
+		if c.Kind == changes.KindText && c.Text != nil && base != nil {
+			ta, errA := base.Text()
+			tb, errB := sn.Text()
+			if errA == nil && errB == nil {
+				wd := pagetext.Diff(ta, tb)
+				wd.OldCut, wd.NewCut = base.TextCut, sn.TextCut
+				ch.Text = &wd
 			}
-			out = append(out, Change{Field: "content", Old: old, New: new})
+		}
+		res = append(res, ch)
+	}
+	return res
+}
+
+// compared is sn as changes.Compare reads it.
+func (sn *Snapshot) compared() *changes.Snapshot {
+	c := &changes.Snapshot{
+		Blocked: sn.Blocked, RobotsRule: sn.RobotsRule, BotProtection: sn.BotProtection,
+		Status: sn.Status, Error: sn.Error, FinalURL: sn.FinalURL, Redirects: sn.Redirects,
+		Title: sn.Title, MetaDescription: sn.MetaDescription, Canonical: sn.Canonical,
+		MetaRobots: sn.MetaRobots, XRobotsTag: sn.XRobotsTag, H1: sn.H1, Hreflang: sn.Hreflang,
+		ContentHash: sn.ContentHash,
+	}
+	if len(sn.TextZ) > 0 {
+		if t, err := sn.Text(); err == nil {
+			c.Text, c.HasText = t, true
 		}
 	}
-	add("word_count", strconv.Itoa(a.WordCount), strconv.Itoa(b.WordCount))
-	add("error", a.Error, b.Error)
+	return c
+}
+
+// Kinds lists the kinds of changes, in order, without repeats: what
+// snapshots.changes stores.
+func Kinds(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		if k := string(c.Kind); len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
+	}
 	return out
 }
 
-// ChangesLine summarises changes in one line for the dashboard.
-func ChangesLine(changes []Change) string {
-	parts := make([]string, 0, len(changes))
-	for _, c := range changes {
+// ChangesLine summarises changes in one line for the dashboard: the
+// highest severity, then each kind with its values.
+func ChangesLine(cs []Change) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	plain := make([]changes.Change, len(cs))
+	for i, c := range cs {
+		plain[i] = c.Change
+	}
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
 		switch {
 		case c.Text != nil:
 			parts = append(parts, fmt.Sprintf("text +%d −%d words", c.Text.Added, c.Text.Removed))
-		case c.Field == "word_count":
-			// implied by the text change
-		case c.Field == "title" || c.Field == "h1" || c.Field == "status" || c.Field == "canonical":
-			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Field, Quote(cut(c.Old, 60)), Quote(cut(c.New, 60))))
+		case c.Kind == changes.KindText:
+			parts = append(parts, "content changed")
 		default:
-			parts = append(parts, c.Field)
+			parts = append(parts, fmt.Sprintf("%s %s → %s", c.Kind, Quote(cut(c.Old, 60)), Quote(cut(c.New, 60))))
 		}
 	}
-	return OneLine(strings.Join(parts, "; "))
+	return OneLine("[" + changes.Max(plain).String() + "] " + strings.Join(parts, "; "))
 }
 
 // Words prints "1 word" or "n words".
@@ -238,22 +257,6 @@ func FmtBytes(n int64) string {
 	default:
 		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
 	}
-}
-
-func statusText(s int) string {
-	if s == 0 {
-		return ""
-	}
-	return strconv.Itoa(s)
-}
-
-// HopsText writes a redirect chain on one line: "301 URL -> 302 URL".
-func HopsText(hops []Hop) string {
-	parts := make([]string, len(hops))
-	for i, h := range hops {
-		parts[i] = fmt.Sprintf("%d %s", h.Status, h.URL)
-	}
-	return strings.Join(parts, " -> ")
 }
 
 // HreflangText writes hreflang links on one line: "de=URL fr=URL".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/textscope"
 	"github.com/politecrawl/polite/fetch"
 	"github.com/politecrawl/polite/robots"
 )
@@ -29,6 +30,9 @@ type Taker struct {
 	Guard   *fetch.Guard
 	Tokens  []string
 	Recheck time.Duration
+	// Scope cuts the compared text to the page's rules (a selector, ignore
+	// patterns); nil compares the whole visible text.
+	Scope *textscope.Scope
 }
 
 // Take does one check of pageURL, the same for a scheduled snapshot and the
@@ -86,7 +90,7 @@ func (tk Taker) Take(ctx context.Context, rc *robots.Cache, client *fetch.Client
 	if err != nil && ctx.Err() != nil {
 		return nil, true
 	}
-	t.Snapshot = *FromFetch(pageURL, start, res, err, prev)
+	t.Snapshot = *FromFetchScoped(pageURL, start, res, err, prev, tk.Scope)
 	t.Refused = errors.Is(err, fetch.ErrForbiddenAddress)
 	return t, false
 }

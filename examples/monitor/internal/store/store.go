@@ -4,7 +4,9 @@
 // this package opens the database.
 //
 // It never fetches and never prints; the changes it records with a snapshot
-// are computed by package snapshot.
+// are classified by package snapshot (changes.Compare), and the alerts they
+// cause are queued here, in the snapshot's transaction, for package alert
+// to deliver.
 package store
 
 import (
@@ -24,108 +26,9 @@ import (
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
 
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 )
-
-// schema is applied on every open; every statement is idempotent so old
-// databases keep working. Times are fixed-width UTC text (timeLayout) so that
-// string comparison in SQL is time comparison and a person reading the file
-// with sqlite3 sees real dates.
-const schema = `
-CREATE TABLE IF NOT EXISTS pages (
-	url              TEXT PRIMARY KEY,
-	interval_seconds INTEGER NOT NULL,
-	added_at         TEXT NOT NULL,
-	next_due         TEXT NOT NULL,
-	retry_at         TEXT,
-	last_attempt_at  TEXT,
-	last_outcome     TEXT,
-	last_detail      TEXT
-);
-CREATE TABLE IF NOT EXISTS snapshots (
-	id                INTEGER PRIMARY KEY,
-	page_url          TEXT NOT NULL REFERENCES pages(url) ON DELETE CASCADE,
-	taken_at          TEXT NOT NULL,
-	blocked_by_robots INTEGER NOT NULL DEFAULT 0,
-	robots_rule       TEXT,
-	status            INTEGER,
-	final_url         TEXT,
-	redirects         TEXT,
-	title             TEXT,
-	meta_description  TEXT,
-	canonical         TEXT,
-	meta_robots       TEXT,
-	x_robots_tag      TEXT,
-	h1                TEXT,
-	hreflang          TEXT,
-	content_hash      TEXT,
-	word_count        INTEGER,
-	response_ms       INTEGER,
-	error             TEXT
-);
-CREATE INDEX IF NOT EXISTS snapshots_page_taken ON snapshots(page_url, taken_at);
-CREATE TABLE IF NOT EXISTS robots_cache (
-	host       TEXT PRIMARY KEY,
-	url        TEXT,
-	status     INTEGER NOT NULL,
-	body       BLOB,
-	fetched_at TEXT NOT NULL,
-	expires_at TEXT NOT NULL,
-	error      TEXT
-);
-`
-
-// addedColumns came after the first release; migrate adds those an older
-// database lacks (ALTER TABLE ADD COLUMN is not idempotent, so each is
-// checked first), then the indexes that use them.
-var addedColumns = []struct{ table, column, decl string }{
-	{"pages", "host", "TEXT"},           // scheme://host[:port] of url, for the dashboard's filter
-	{"pages", "last_status", "INTEGER"}, // HTTP status of the last snapshot
-	{"pages", "last_change", "TEXT"},    // what the last change was, one line
-	{"pages", "last_change_at", "TEXT"},
-	{"snapshots", "text", "BLOB"},                                 // visible text, deflate, at most maxTextBytes
-	{"snapshots", "text_truncated", "INTEGER NOT NULL DEFAULT 0"}, // the text was cut at the cap
-	{"snapshots", "etag", "TEXT"},                                 // validators of a 200, sent back next time
-	{"snapshots", "last_modified", "TEXT"},
-	{"snapshots", "not_modified", "INTEGER NOT NULL DEFAULT 0"}, // the server answered 304: fields carried over
-	{"snapshots", "body_bytes", "INTEGER"},                      // body size of the response (carried over on 304)
-	{"snapshots", "bytes_saved", "INTEGER"},                     // 304 only: the body not sent again
-	{"snapshots", "changes", "TEXT"},                            // JSON list of the fields changed since the previous snapshot
-	{"snapshots", "bot_protection", "TEXT"},                     // "vendor, signal" of a bot-protection challenge: no fields, never compared
-}
-
-const indexes = `
-CREATE INDEX IF NOT EXISTS pages_host ON pages(host, url);
-CREATE INDEX IF NOT EXISTS pages_outcome ON pages(last_outcome, url);
-CREATE INDEX IF NOT EXISTS snapshots_saved ON snapshots(bytes_saved) WHERE not_modified = 1;
-CREATE INDEX IF NOT EXISTS robots_cache_expires ON robots_cache(expires_at);
-`
-
-// counters keeps the dashboard's totals up to date as snapshots are
-// written and deleted (triggers, so every path counts: saveSnapshot, the
-// cascade of untrack, a row deleted by hand), so the dashboard reads three
-// rows instead of counting 100,000 snapshots on every view. A database from
-// before the table gets its counts once, in the transaction that creates the
-// triggers.
-const counters = `
-CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-INSERT INTO counters(name, value) SELECT 'snapshots', (SELECT count(*) FROM snapshots)
-	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'snapshots');
-INSERT INTO counters(name, value) SELECT 'not_modified', (SELECT count(*) FROM snapshots WHERE not_modified = 1)
-	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'not_modified');
-INSERT INTO counters(name, value) SELECT 'bytes_saved', (SELECT coalesce(sum(bytes_saved), 0) FROM snapshots WHERE not_modified = 1)
-	WHERE NOT EXISTS (SELECT 1 FROM counters WHERE name = 'bytes_saved');
-CREATE TRIGGER IF NOT EXISTS snapshots_counted AFTER INSERT ON snapshots BEGIN
-	UPDATE counters SET value = value + 1 WHERE name = 'snapshots';
-	UPDATE counters SET value = value + 1 WHERE name = 'not_modified' AND NEW.not_modified = 1;
-	UPDATE counters SET value = value + coalesce(NEW.bytes_saved, 0) WHERE name = 'bytes_saved' AND NEW.not_modified = 1;
-END;
-CREATE TRIGGER IF NOT EXISTS snapshots_uncounted AFTER DELETE ON snapshots BEGIN
-	UPDATE counters SET value = value - 1 WHERE name = 'snapshots';
-	UPDATE counters SET value = value - 1 WHERE name = 'not_modified' AND OLD.not_modified = 1;
-	UPDATE counters SET value = value - coalesce(OLD.bytes_saved, 0) WHERE name = 'bytes_saved' AND OLD.not_modified = 1;
-END;
-`
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction: fixed width keeps
 // lexical order equal to chronological order.
@@ -149,6 +52,8 @@ type Store struct {
 	// path names the file in every error, so a full disk or a locked file
 	// says which database it is about.
 	path string
+	// compare tunes the classification of changes (SetCompareOptions).
+	compare changes.Options
 }
 
 // wrap names the database file in err (once); nil stays nil.
@@ -340,10 +245,10 @@ func checkOwner(ctx context.Context, db *sql.DB, path string) (upToDate, empty b
 	if err := rows.Err(); err != nil {
 		return false, false, fmt.Errorf("database %s: %w", path, err)
 	}
-	if id == 0 && len(tables) > 0 && !(tables["pages"] && tables["snapshots"] && tables["robots_cache"]) {
+	if id == 0 && len(tables) > 0 && !(tables["pages"] && (tables["snapshots"] || tables["snapshot_log"]) && tables["robots_cache"]) {
 		return false, false, fmt.Errorf("database %s is not a monitor database (it has other tables and no monitor mark); nothing was changed: %w", path, ErrNotOurs)
 	}
-	upToDate = tables["counters"]
+	upToDate = tables["counters"] && tables["snapshot_log"] && hasAlertTables(tables)
 	for _, c := range addedColumns {
 		upToDate = upToDate && have[c.table+"."+c.column]
 	}
@@ -373,71 +278,8 @@ func permissionProblem(path string) error {
 	return nil
 }
 
-// migrate applies the schema and adds what older databases lack.
-func migrate(ctx context.Context, db *sql.DB) error {
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return err
-	}
-	have := map[string]bool{}
-	for _, table := range []string{"pages", "snapshots"} {
-		rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				rows.Close()
-				return err
-			}
-			have[table+"."+name] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	for _, c := range addedColumns {
-		if have[c.table+"."+c.column] {
-			continue
-		}
-		if _, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.decl); err != nil {
-			return fmt.Errorf("add column %s.%s: %w", c.table, c.column, err)
-		}
-	}
-	if !have["pages.host"] {
-		if err := backfillHosts(ctx, db); err != nil {
-			return err
-		}
-	}
-	if _, err := db.ExecContext(ctx, indexes); err != nil {
-		return err
-	}
-	var have1 int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'snapshots_uncounted'`).Scan(&have1); err != nil {
-		return err
-	}
-	if have1 != 1 {
-		tx, err := db.BeginTx(ctx, nil) // immediate: no snapshot lands between counting and the triggers
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		if _, err := tx.ExecContext(ctx, counters); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-	}
-	// The mark: another program (or another version of this one) can tell
-	// the file is the monitor's before it writes anything.
-	_, err := db.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d`, monitorAppID))
-	return err
-}
-
 // backfillHosts fills pages.host of a database from before the column.
-func backfillHosts(ctx context.Context, db *sql.DB) error {
+func backfillHosts(ctx context.Context, db dbtx) error {
 	rows, err := db.QueryContext(ctx, `SELECT url FROM pages WHERE host IS NULL`)
 	if err != nil {
 		return err
@@ -507,17 +349,13 @@ func (s *Store) Track(ctx context.Context, urls []string, interval time.Duration
 	}
 	defer tx.Rollback()
 	for _, u := range urls {
-		var last sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT MAX(taken_at) FROM snapshots WHERE page_url = ?`, u).Scan(&last); err != nil {
+		var last sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(taken_ns) FROM snapshot_log WHERE page_id = (SELECT id FROM pages WHERE url = ?)`, u).Scan(&last); err != nil {
 			return s.wrap(err)
 		}
 		next := now
 		if last.Valid {
-			t, err := parseTime(last.String)
-			if err != nil {
-				return fmt.Errorf("snapshot time of %s: %w", u, err)
-			}
-			next = t.Add(interval)
+			next = NextDue(u, time.Unix(0, last.Int64), interval)
 		}
 		_, err := tx.ExecContext(ctx, `
 INSERT INTO pages(url, host, interval_seconds, added_at, next_due) VALUES(?, ?, ?, ?, ?)
@@ -538,12 +376,38 @@ func (s *Store) Untrack(ctx context.Context, urls []string) (missing []string, e
 	}
 	defer tx.Rollback()
 	for _, u := range urls {
+		// The page's texts go with it, unless another page's state has the
+		// same text (contents are shared across pages).
+		var contentIDs []int64
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT content_id FROM snapshot_states
+WHERE page_id = (SELECT id FROM pages WHERE url = ?) AND content_id IS NOT NULL`, u)
+		if err != nil {
+			return nil, s.wrap(err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, s.wrap(err)
+			}
+			contentIDs = append(contentIDs, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(err)
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM pages WHERE url = ?`, u)
 		if err != nil {
 			return nil, s.wrap(err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			missing = append(missing, u)
+		}
+		for _, id := range contentIDs {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM contents WHERE id = ?
+AND NOT EXISTS (SELECT 1 FROM snapshot_states WHERE content_id = ?)`, id, id); err != nil {
+				return nil, s.wrap(err)
+			}
 		}
 	}
 	return missing, s.wrap(tx.Commit())
@@ -650,8 +514,15 @@ func (f PageFilter) where() (string, []any) {
 // with the number of snapshots.
 func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) ([]Page, int, error) {
 	where, args := f.where()
+	// Counting a million pages on every view would cost more than the
+	// view: without a host the count is a counter kept by triggers.
+	count, countArgs := `SELECT count(*) FROM pages`+where, args
+	if f.Host == "" {
+		count = `SELECT coalesce((SELECT value FROM counters WHERE name = ?), (` + count + `))`
+		countArgs = append([]any{pageCounter(f.Outcome)}, args...)
+	}
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM pages`+where, args...).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, count, countArgs...).Scan(&total); err != nil {
 		return nil, 0, s.wrap(err)
 	}
 	ps, err := s.queryPages(ctx, `SELECT `+pageColumns+` FROM pages`+where+` ORDER BY url LIMIT ? OFFSET ?`,
@@ -659,9 +530,18 @@ func (s *Store) ListPages(ctx context.Context, f PageFilter, limit, offset int) 
 	return ps, total, s.wrap(err)
 }
 
+// HostCount returns how many distinct hosts have tracked pages.
+func (s *Store) HostCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM hosts`).Scan(&n)
+	return n, s.wrap(err)
+}
+
 // Hosts returns the distinct hosts of tracked pages, for the filter.
 func (s *Store) Hosts(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT host FROM pages WHERE host IS NOT NULL ORDER BY host`)
+	// The hosts table (kept by triggers), not a read of every page's
+	// entry in pages_host.
+	rows, err := s.db.QueryContext(ctx, `SELECT host FROM hosts ORDER BY host`)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -687,7 +567,7 @@ type Totals struct {
 func (s *Store) Totals(ctx context.Context) (Totals, error) {
 	var t Totals
 	var saved sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM pages),
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT value FROM counters WHERE name = 'pages'),
 	(SELECT value FROM counters WHERE name = 'snapshots'), (SELECT value FROM counters WHERE name = 'not_modified'),
 	(SELECT value FROM counters WHERE name = 'bytes_saved')`).
 		Scan(&t.Pages, &t.Snapshots, &t.NotModified, &saved)
@@ -695,34 +575,65 @@ func (s *Store) Totals(ctx context.Context) (Totals, error) {
 	return t, s.wrap(err)
 }
 
-// DuePages returns the pages whose check is due at now.
+// DuePages returns the pages whose check is due at now, the earliest due
+// first.
 func (s *Store) DuePages(ctx context.Context, now time.Time) ([]Page, error) {
-	all, err := s.Pages(ctx)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	var due []Page
-	for _, p := range all {
-		if !p.Due().After(now) {
-			due = append(due, p)
-		}
-	}
-	return due, nil
+	return s.DuePagesLimit(ctx, now, -1)
 }
 
+// DuePagesLimit returns at most limit (-1: all) of the pages whose check is
+// due at now, the earliest due first. It reads the pages_due index (on
+// next_due, which a claim does not change) from its start to the first page
+// not yet due: its cost is in what is due (and what is claimed or waiting
+// for robots.txt), not in what is tracked.
+func (s *Store) DuePagesLimit(ctx context.Context, now time.Time, limit int) ([]Page, error) {
+	n := FmtTime(now)
+	ps, err := s.queryPages(ctx, dueQuery, n, n, limit)
+	return ps, s.wrap(err)
+}
+
+const dueQuery = `SELECT ` + pageColumns + ` FROM pages INDEXED BY pages_due
+WHERE next_due <= ? AND (retry_at IS NULL OR retry_at <= ?) ORDER BY next_due LIMIT ?`
+
+// nextDueQuery reads pages in next_due order; NextDue stops at the first
+// page whose next_due is past the earliest due time seen.
+const nextDueQuery = `SELECT next_due, retry_at FROM pages INDEXED BY pages_due ORDER BY next_due`
+
 // NextDue returns the earliest time a page becomes due; ok is false when
-// nothing is tracked.
+// nothing is tracked. A page is due at the later of next_due and retry_at;
+// the pages read are those with an earlier next_due than the answer (the
+// ones claimed or waiting for robots.txt), and one more.
 func (s *Store) NextDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	all, err := s.Pages(ctx)
+	rows, err := s.db.QueryContext(ctx, nextDueQuery)
 	if err != nil {
 		return time.Time{}, false, s.wrap(err)
 	}
-	for _, p := range all {
-		if d := p.Due(); !ok || d.Before(t) {
-			t, ok = d, true
+	defer rows.Close()
+	var best string
+	for rows.Next() {
+		var next string
+		var retry sql.NullString
+		if err := rows.Scan(&next, &retry); err != nil {
+			return time.Time{}, false, s.wrap(err)
+		}
+		if ok && next >= best {
+			break
+		}
+		due := max(next, retry.String)
+		if !ok || due < best {
+			best, ok = due, true
 		}
 	}
-	return t, ok, nil
+	if err := rows.Err(); err != nil {
+		return time.Time{}, false, s.wrap(err)
+	}
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	if t, err = parseTime(best); err != nil {
+		return time.Time{}, false, s.wrap(fmt.Errorf("next due time %q: %w", best, err))
+	}
+	return t, true, nil
 }
 
 func nullStr(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
@@ -737,83 +648,46 @@ func jsonOrNull(v any, empty bool) (sql.NullString, error) {
 
 // SaveSnapshot stores a snapshot and schedules the page's next check one
 // interval later, in one transaction: a snapshot is either fully recorded
-// or not at all. It also compares the snapshot with the page's previous
-// comparable one and records what changed (snapshots.changes and the
-// page's last_change), so the dashboard shows it without diffing.
+// or not at all. It also classifies the snapshot's changes against the
+// page's history (snapshot.Classify) and records them (snapshots.changes,
+// the page's last_change, the change log) with, in the same transaction,
+// the alert deliveries of every matching channel (the outbox).
 func (s *Store) SaveSnapshot(ctx context.Context, sn *snapshot.Snapshot) error {
-	redirects, err := jsonOrNull(sn.Redirects, len(sn.Redirects) == 0)
-	if err != nil {
-		return s.wrap(err)
-	}
-	hreflang, err := jsonOrNull(sn.Hreflang, len(sn.Hreflang) == 0)
-	if err != nil {
-		return s.wrap(err)
-	}
 	// The comparison with the previous snapshot (a word diff of up to
 	// 100 KiB of text) is made before the write transaction, so it never
 	// holds the database's write lock. Only the process that claimed the
 	// page writes its snapshots, so the previous one cannot change meanwhile.
-	var changeLine string
-	if sn.Comparable() {
-		prev, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_at DESC, id DESC LIMIT 1`, sn.PageURL))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return s.wrap(err)
-		default:
-			changes := snapshot.Diff(prev, sn)
-			sn.Changes = nil
-			for _, c := range changes {
-				sn.Changes = append(sn.Changes, c.Field)
-			}
-			changeLine = snapshot.ChangesLine(changes)
-		}
+	cs, err := s.classify(ctx, sn)
+	if err != nil {
+		return s.wrap(err)
 	}
+	sn.Changes = snapshot.Kinds(cs)
+	changeLine := snapshot.ChangesLine(cs)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	var secs int64
-	if err := tx.QueryRowContext(ctx, `SELECT interval_seconds FROM pages WHERE url = ?`, sn.PageURL).Scan(&secs); err != nil {
+	var pageID, secs int64
+	if err := tx.QueryRowContext(ctx, `SELECT id, interval_seconds FROM pages WHERE url = ?`, sn.PageURL).Scan(&pageID, &secs); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			// Untracked while the check was in flight: nothing to record.
 			return nil
 		}
 		return s.wrap(err)
 	}
-	changes, err := jsonOrNull(sn.Changes, len(sn.Changes) == 0)
-	if err != nil {
+	if sn.ID, err = insertSnapshot(ctx, tx, nil, pageID, sn, 0); err != nil {
 		return s.wrap(err)
 	}
-	var status, words, ms, bodyBytes, saved sql.NullInt64
-	var textZ []byte
+	if err := s.recordChanges(ctx, tx, sn, cs); err != nil {
+		return s.wrap(err)
+	}
+	var status sql.NullInt64
 	if !sn.Blocked {
 		status = sql.NullInt64{Int64: int64(sn.Status), Valid: sn.Status != 0}
-		words = sql.NullInt64{Int64: int64(sn.WordCount), Valid: sn.Error == "" && sn.BotProtection == ""}
-		ms = sql.NullInt64{Int64: sn.ResponseTime.Milliseconds(), Valid: sn.Status != 0 || sn.Error != ""}
-		bodyBytes = sql.NullInt64{Int64: sn.BodyBytes, Valid: sn.Status != 0}
-		saved = sql.NullInt64{Int64: sn.BytesSaved, Valid: sn.NotModified}
-		textZ = sn.TextZ
 	}
-	res, err := tx.ExecContext(ctx, `
-INSERT INTO snapshots(page_url, taken_at, blocked_by_robots, robots_rule, status, final_url, redirects,
-	title, meta_description, canonical, meta_robots, x_robots_tag, h1, hreflang, content_hash, word_count,
-	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes,
-	bot_protection)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sn.PageURL, FmtTime(sn.TakenAt), sn.Blocked, nullStr(sn.RobotsRule), status, nullStr(sn.FinalURL), redirects,
-		nullStr(sn.Title), nullStr(sn.MetaDescription), nullStr(sn.Canonical), nullStr(sn.MetaRobots),
-		nullStr(sn.XRobotsTag), nullStr(sn.H1), hreflang, nullStr(sn.ContentHash), words, ms, nullStr(sn.Error),
-		textZ, sn.TextCut && !sn.Blocked, nullStr(sn.ETag), nullStr(sn.LastModified), sn.NotModified && !sn.Blocked,
-		bodyBytes, saved, changes, nullStr(sn.BotProtection))
-	if err != nil {
-		return s.wrap(err)
-	}
-	sn.ID, _ = res.LastInsertId()
 	oc, detail := sn.Outcome()
-	next := sn.TakenAt.Add(time.Duration(secs) * time.Second)
+	next := NextDue(sn.PageURL, sn.TakenAt, time.Duration(secs)*time.Second)
 	if sn.NotModified && !sn.Blocked {
 		status.Int64 = http.StatusNotModified // what the server answered this time
 	}
@@ -869,7 +743,7 @@ UPDATE pages SET retry_at = ?, last_attempt_at = ?, last_outcome = ?, last_detai
 // what a 304 carries over. ok is false when there is none.
 func (s *Store) LastGood(ctx context.Context, url string) (*snapshot.Snapshot, bool, error) {
 	sn, err := scanSnapshotRow(s.db.QueryRowContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots
-WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_at DESC, id DESC LIMIT 1`, url))
+WHERE page_url = ? AND blocked_by_robots = 0 AND bot_protection IS NULL ORDER BY taken_ns DESC, id DESC LIMIT 1`, url))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -896,11 +770,11 @@ func (s *Store) Snapshots(ctx context.Context) ([]snapshot.Snapshot, error) {
 // skipping offset, and how many the page has.
 func (s *Store) PageSnapshots(ctx context.Context, url string, limit, offset int) ([]*snapshot.Snapshot, int, error) {
 	var total int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshots WHERE page_url = ?`, url).Scan(&total); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM snapshot_log WHERE page_id = (SELECT id FROM pages WHERE url = ?)`, url).Scan(&total); err != nil {
 		return nil, 0, s.wrap(err)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots WHERE page_url = ?
-ORDER BY taken_at DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
+ORDER BY taken_ns DESC, id DESC LIMIT ? OFFSET ?`, url, limit, offset)
 	if err != nil {
 		return nil, 0, s.wrap(err)
 	}
@@ -921,7 +795,8 @@ const snapshotColumns = `id, page_url, taken_at, blocked_by_robots, robots_rule,
 	response_ms, error, text, text_truncated, etag, last_modified, not_modified, body_bytes, bytes_saved, changes,
 	bot_protection`
 
-func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, error) {
+// scanSnapshotRow reads one row of snapshotColumns, then extra.
+func scanSnapshotRow(row interface{ Scan(...any) error }, extra ...any) (*snapshot.Snapshot, error) {
 	var (
 		sn                                                  snapshot.Snapshot
 		taken                                               string
@@ -930,9 +805,9 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, e
 		etag, lastMod, changes, bot                         sql.NullString
 		status, words, ms, bodyBytes, saved                 sql.NullInt64
 	)
-	if err := row.Scan(&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
+	if err := row.Scan(append([]any{&sn.ID, &sn.PageURL, &taken, &sn.Blocked, &rule, &status, &final, &redirects, &title,
 		&desc, &canon, &mrobots, &xrobots, &h1, &hreflang, &hash, &words, &ms, &errText,
-		&sn.TextZ, &sn.TextCut, &etag, &lastMod, &sn.NotModified, &bodyBytes, &saved, &changes, &bot); err != nil {
+		&sn.TextZ, &sn.TextCut, &etag, &lastMod, &sn.NotModified, &bodyBytes, &saved, &changes, &bot}, extra...)...); err != nil {
 		return nil, err
 	}
 	var err error
@@ -969,7 +844,7 @@ func scanSnapshotRow(row interface{ Scan(...any) error }) (*snapshot.Snapshot, e
 // one row at a time: a report over years of snapshots does not hold them
 // all in memory. fn must not use the store (its one connection is busy).
 func (s *Store) EachSnapshot(ctx context.Context, fn func(*snapshot.Snapshot) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots ORDER BY page_url, taken_at, id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+snapshotColumns+` FROM snapshots ORDER BY page_url, taken_ns, id`)
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -1052,6 +927,16 @@ ON CONFLICT(host) DO UPDATE SET url = excluded.url, status = excluded.status, bo
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM robots_cache WHERE expires_at < ?`, FmtTime(r.FetchedAt)); err != nil {
 		return s.wrap(err)
+	}
+	// Only an untracked host's copy adds to what the caps bound; a tracked
+	// host's save skips the trim, which reads every untracked row (at
+	// 10,000 tracked hosts, once per save it would be most of a run's work).
+	var tracked bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pages WHERE host = ?)`, r.Host).Scan(&tracked); err != nil {
+		return s.wrap(err)
+	}
+	if tracked {
+		return s.wrap(tx.Commit())
 	}
 	if _, err := tx.ExecContext(ctx, `
 DELETE FROM robots_cache WHERE host IN (

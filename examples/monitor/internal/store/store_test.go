@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/monitor/internal/changes"
 	"github.com/politecrawl/polite/examples/monitor/internal/snapshot"
 	"github.com/politecrawl/polite/robots"
 )
@@ -36,7 +37,7 @@ func TestSchemaAndWAL(t *testing.T) {
 	assert.Equal(t, "wal", strings.ToLower(mode))
 	for _, table := range []string{"pages", "snapshots", "robots_cache"} {
 		var n int
-		require.NoError(t, st.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?", table).Scan(&n))
+		require.NoError(t, st.db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name=?", table).Scan(&n))
 		assert.Equal(t, 1, n, table)
 	}
 	// Opening again applies the schema again without harm.
@@ -66,12 +67,14 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 		Hreflang:  []snapshot.Alternate{{Hreflang: "de", URL: "https://a.example/de/"}}, ResponseTime: 42 * time.Millisecond}
 	require.NoError(t, st.SaveSnapshot(ctx, sn))
 
-	due, err = st.DuePages(ctx, t0.Add(6*time.Hour))
+	// One interval and the page's own jitter after the snapshot, not before.
+	next := sn.TakenAt.Add(6*time.Hour + Jitter(sn.PageURL, 6*time.Hour))
+	due, err = st.DuePages(ctx, next.Add(-time.Nanosecond))
 	require.NoError(t, err)
-	assert.Empty(t, due, "not due again within the interval")
-	due, err = st.DuePages(ctx, t0.Add(6*time.Hour+time.Minute))
+	assert.Empty(t, due, "not due again within the interval and its jitter")
+	due, err = st.DuePages(ctx, next)
 	require.NoError(t, err)
-	assert.Len(t, due, 1, "due one interval after the snapshot")
+	assert.Len(t, due, 1, "due one interval and its jitter after the snapshot")
 
 	got, err := st.Snapshots(ctx)
 	require.NoError(t, err)
@@ -90,7 +93,7 @@ func TestSnapshotSchedulesNextCheck(t *testing.T) {
 	require.NoError(t, st.Track(ctx, []string{"https://a.example/"}, 24*time.Hour, t0.Add(time.Hour)))
 	pages, err = st.Pages(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, sn.TakenAt.Add(24*time.Hour), pages[0].NextDue)
+	assert.Equal(t, sn.TakenAt.Add(24*time.Hour+Jitter("https://a.example/", 24*time.Hour)), pages[0].NextDue)
 }
 
 func TestBlockedSnapshotHasNoSEOFields(t *testing.T) {
@@ -260,7 +263,7 @@ func TestTotalsFollowEveryWriteAndDelete(t *testing.T) {
 	_, err := st.Untrack(ctx, []string{"https://b.example/"})
 	require.NoError(t, err)
 	check(2, 1, 1001)
-	_, err = st.db.Exec(`DELETE FROM snapshots WHERE not_modified = 1`)
+	_, err = st.db.Exec(`DELETE FROM snapshot_log WHERE not_modified = 1`)
 	require.NoError(t, err)
 	check(1, 0, 0)
 }
@@ -271,7 +274,7 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	path := tempDB(t)
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	_, err = db.Exec(schema)
+	_, err = db.Exec(legacySchema)
 	require.NoError(t, err)
 	_, err = db.Exec(`INSERT INTO pages(url, interval_seconds, added_at, next_due) VALUES('https://old.example:8443/x', 21600, '2026-01-01T00:00:00.000000000Z', '2026-01-01T00:00:00.000000000Z');
 		INSERT INTO snapshots(page_url, taken_at, status, title, content_hash) VALUES('https://old.example:8443/x', '2026-01-01T00:00:00.000000000Z', 200, 'Old', 'aa'),
@@ -290,7 +293,9 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	snaps, err := st.Snapshots(context.Background())
 	require.NoError(t, err)
 	require.Len(t, snaps, 2)
-	assert.Equal(t, []snapshot.Change{{Field: "content", Old: "", New: "changed"}}, snapshot.Diff(&snaps[0], &snaps[1]),
+	cs := snapshot.Classify(&snaps[0], &snaps[0], &snaps[1], changes.Options{})
+	require.Len(t, cs, 1)
+	assert.Equal(t, changes.Change{Kind: changes.KindText, Severity: changes.Low, Field: "content", New: "changed"}, cs[0].Change,
 		"no stored text: the change is named, not shown as hashes")
 	assert.Empty(t, snaps[1].BotProtection)
 
@@ -299,7 +304,7 @@ func TestOldDatabaseIsMigrated(t *testing.T) {
 	bot := &snapshot.Snapshot{PageURL: "https://old.example:8443/x", TakenAt: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC),
 		Status: 403, BotProtection: "cloudflare, header cf-mitigated: challenge"}
 	require.NoError(t, st.SaveSnapshot(context.Background(), bot))
-	assert.Empty(t, bot.Changes)
+	assert.Equal(t, []string{"bot_protection"}, bot.Changes, "the block is its own kind, never a content change")
 	good, ok, err := st.LastGood(context.Background(), "https://old.example:8443/x")
 	require.NoError(t, err)
 	require.True(t, ok)

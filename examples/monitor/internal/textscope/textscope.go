@@ -8,7 +8,8 @@
 // reads one HTML body and returns the text to hash and diff. Visible text
 // follows the monitor's rules: not script, style, noscript, template, title
 // and other raw-text elements; block elements end a line; runs of white space
-// become one space. Every input is bounded: the selector and each rule by
+// become one space. It is the monitor's one visible-text extraction: the
+// whole page (zero Rules) is the text every snapshot stores. Every input is bounded: the selector and each rule by
 // length and compiled size, the HTML read by MaxHTMLBytes, the text by
 // MaxTextBytes.
 //
@@ -29,6 +30,7 @@ import (
 
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
 )
 
 // Limits on rules and inputs.
@@ -188,6 +190,17 @@ func (s *Scope) Text(body io.Reader) (Result, error) {
 	return r, nil
 }
 
+// HTML is Text of a body as it came over the wire: decoded first by its
+// Content-Type charset, its BOM or its <meta charset> (the rules a browser
+// follows), so a Latin-1 page gives the same text as its UTF-8 copy.
+func (s *Scope) HTML(body []byte, contentType string) (Result, error) {
+	r, err := charset.NewReader(bytes.NewReader(body), contentType)
+	if err != nil {
+		r = bytes.NewReader(body)
+	}
+	return s.Text(r)
+}
+
 // TextOf returns the compared text of a parsed document.
 func (s *Scope) TextOf(doc *html.Node) Result {
 	var excluded map[*html.Node]bool
@@ -273,6 +286,7 @@ type textWriter struct {
 	b         []byte
 	lineWords int
 	pendingNL bool
+	glue      bool // the last word ended its text node: the next text may continue it
 	cut       bool
 }
 
@@ -313,24 +327,55 @@ func (w *textWriter) node(n *html.Node) {
 	}
 }
 
+// isSpace separates words: white space, the no-break space and a BOM
+// (U+FEFF, which a reader does not see).
+func isSpace(r rune) bool { return unicode.IsSpace(r) || r == '\u00a0' || r == '\ufeff' }
+
+// notText is what is dropped inside a word: NUL and other control
+// characters are not text a reader sees.
+func notText(r rune) rune {
+	if r == 0 || unicode.IsControl(r) {
+		return -1
+	}
+	return r
+}
+
 func (w *textWriter) text(s string) {
 	for len(s) > 0 && !w.cut {
-		i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsSpace(r) })
+		i := strings.IndexFunc(s, func(r rune) bool { return !isSpace(r) })
 		if i < 0 {
+			w.glue = false
 			return
 		}
+		if i > 0 {
+			w.glue = false
+		}
 		s = s[i:]
-		j := strings.IndexFunc(s, unicode.IsSpace)
+		j := strings.IndexFunc(s, isSpace)
 		if j < 0 {
 			j = len(s)
 		}
 		w.word(s[:j])
 		s = s[j:]
+		// A word that runs to the end of its text node goes on in the
+		// next one: wo<i>rd</i> is one word.
+		w.glue = len(s) == 0
 	}
 }
 
 func (w *textWriter) word(word string) {
-	word = strings.ToValidUTF8(word, string(utf8.RuneError))
+	word = strings.Map(notText, strings.ToValidUTF8(word, string(utf8.RuneError)))
+	if word == "" {
+		return
+	}
+	if w.glue && !w.pendingNL && w.lineWords > 0 {
+		if len(w.b)+len(word) > MaxTextBytes {
+			w.cut = true
+			return
+		}
+		w.b = append(w.b, word...)
+		return
+	}
 	sep := 0
 	if w.pendingNL && len(w.b) > 0 || w.lineWords > 0 {
 		sep = 1

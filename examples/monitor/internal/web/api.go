@@ -104,16 +104,18 @@ type APISnapshot struct {
 	Changes         []APIChange          `json:"changes,omitempty"`
 }
 
-// APIChange is one changed field; for "text", Diff holds the word diff as
+// APIChange is one classified change; for a text change, Diff holds the word diff as
 // segments whose op is "equal", "delete", "insert" or "gap" (unchanged text
 // left out).
 type APIChange struct {
-	Field   string       `json:"field"`
-	Old     string       `json:"old,omitempty"`
-	New     string       `json:"new,omitempty"`
-	Added   int          `json:"words_added,omitempty"`
-	Removed int          `json:"words_removed,omitempty"`
-	Diff    []APIDiffSeg `json:"diff,omitempty"`
+	Kind     string       `json:"kind"`     // changes.Kind: status, title, noindex_added, ...
+	Severity string       `json:"severity"` // info, low, medium, high, critical
+	Field    string       `json:"field"`
+	Old      string       `json:"old,omitempty"`
+	New      string       `json:"new,omitempty"`
+	Added    int          `json:"words_added,omitempty"`
+	Removed  int          `json:"words_removed,omitempty"`
+	Diff     []APIDiffSeg `json:"diff,omitempty"`
 }
 
 // APIDiffSeg is one segment of a word diff in the API.
@@ -156,7 +158,7 @@ func (s *Server) apiSnapshots(w http.ResponseWriter, r *http.Request) {
 			MetaRobots: sn.MetaRobots, XRobotsTag: sn.XRobotsTag, H1: sn.H1, Hreflang: sn.Hreflang,
 			WordCount: sn.WordCount, ResponseMS: sn.ResponseTime.Milliseconds(), Error: sn.Error}
 		for _, c := range e.Changes {
-			ac := APIChange{Field: c.Field, Old: c.Old, New: c.New}
+			ac := APIChange{Kind: string(c.Kind), Severity: c.Severity.String(), Field: c.Field, Old: c.Old, New: c.New}
 			if c.Text != nil {
 				ac.Added, ac.Removed = c.Text.Added, c.Text.Removed
 				for _, sg := range c.Text.Segs {

@@ -1,8 +1,8 @@
 // Package web is `monitor serve`'s site: the dashboard, a page's history,
-// the free tool and the JSON API, with what a listening socket needs (the
-// Host header checked, cross-origin POSTs refused, bodies capped, checks
-// bounded server-wide and per client IP, html/template, a CSP without inline
-// script).
+// the free tool, the JSON API, the alerts page and the Atom feeds, with what
+// a listening socket needs (the Host header checked, cross-origin POSTs
+// refused, bodies capped, checks bounded server-wide and per client IP,
+// html/template, a CSP without inline script).
 //
 // Handlers read through the store and run the free tool through
 // Config.Check, the same function as the CLI's check; the package never
@@ -93,8 +93,18 @@ type Config struct {
 	CheckRate      float64
 	CheckBurst     int
 	ChecksInFlight int
-	Now            func() time.Time
-	ErrorLog       io.Writer
+	// CheckNow takes one snapshot of a tracked page now (schedule.RunNow);
+	// nil hides the button.
+	CheckNow func(ctx context.Context, url string) (line string, err error)
+	Now      func() time.Time
+	ErrorLog io.Writer
+	// NewAlertChannel checks the alerts page's form as `monitor alert add`
+	// checks its flags (the destination through the address guard) and
+	// returns the channel to store; nil: the form is refused.
+	NewAlertChannel func(ctx context.Context, f AlertForm) (store.Channel, error)
+	// TestAlertChannel sends a test message to a channel now, as `monitor
+	// alert test` does, and returns its description; nil: refused.
+	TestAlertChannel func(ctx context.Context, id int64) (string, error)
 }
 
 // Server serves the dashboard, page history, free tool and JSON API.
@@ -104,11 +114,13 @@ type Server struct {
 	limiter *ipLimiter
 	// checkSlots holds one token per free-tool check in flight.
 	checkSlots chan struct{}
-	pages      map[string]*template.Template
-	now        func() time.Time
-	banner     string
-	policy     string
-	errLog     *log.Logger
+	// nowSlots holds one token per check now in flight.
+	nowSlots chan struct{}
+	pages    map[string]*template.Template
+	now      func() time.Time
+	banner   string
+	policy   string
+	errLog   *log.Logger
 }
 
 // New parses the templates and returns the server of cfg.
@@ -118,6 +130,7 @@ func New(cfg Config) (*Server, error) {
 		limiter: newIPLimiter(rate.Limit(cfg.CheckRate/60), cfg.CheckBurst),
 		// ChecksInFlight 0 is the default: a zero option is the safe one.
 		checkSlots: make(chan struct{}, cmp.Or(cfg.ChecksInFlight, DefaultChecksInFlight)),
+		nowSlots:   make(chan struct{}, checksNowInFlight),
 		banner:     card.Banner(cfg.Token),
 		policy:     card.PolicyURLOf(cfg.UserAgent),
 		errLog:     log.New(cmp.Or[io.Writer](cfg.ErrorLog, io.Discard), "monitor serve: ", 0),
@@ -139,8 +152,8 @@ func New(cfg Config) (*Server, error) {
 			return oc
 		},
 	}
-	for _, name := range []string{"dashboard", "history", "check"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/"+name+".html")
+	for _, name := range []string{"dashboard", "history", "check", "alerts"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(webFiles, "web/base.html", "web/pagetools.html", "web/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -163,9 +176,17 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /check", s.checkPost)
 	mux.HandleFunc("POST /track", s.trackPost)
 	mux.HandleFunc("POST /untrack", s.untrackPost)
+	mux.HandleFunc("POST /page/rules", s.rulesPost)
+	mux.HandleFunc("POST /page/check-now", s.checkNowPost)
 	mux.HandleFunc("GET /api/pages", s.apiPages)
 	mux.HandleFunc("GET /api/pages/{url}/snapshots", s.apiSnapshots)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
+	mux.HandleFunc("GET /alerts", s.alertsPage)
+	mux.HandleFunc("POST /alerts", s.alertAddPost)
+	mux.HandleFunc("POST /alerts/remove", s.alertRemovePost)
+	mux.HandleFunc("POST /alerts/test", s.alertTestPost)
+	mux.HandleFunc("GET /feed.atom", s.feed)
+	mux.HandleFunc("GET /page/feed.atom", s.feed)
 
 	cop := http.NewCrossOriginProtection()
 	var h http.Handler = mux
@@ -220,8 +241,13 @@ type common struct {
 // flashes are the only success notices a page shows, chosen by ?done=:
 // never text from the URL, which anyone can write into a link.
 var flashes = map[string]string{
-	"tracked":   "Page tracked: it is checked at its interval from now on.",
-	"untracked": "Page untracked: its snapshots were deleted.",
+	"tracked":       "Page tracked: it is checked at its interval from now on.",
+	"untracked":     "Page untracked: its snapshots were deleted.",
+	"alert-added":   "Alert channel added: matching changes are delivered to it from now on.",
+	"alert-removed": "Alert channel removed, with its deliveries.",
+	"alert-tested":  "Test message accepted by the channel's receiver.",
+	"rules":         "Rules saved: the next snapshot compares only what they select.",
+	"checked":       "Checked now: the new snapshot is at the top.",
 }
 
 func (s *Server) common(r *http.Request) common {
@@ -283,12 +309,16 @@ type dashData struct {
 	common
 	Totals           store.Totals
 	Hosts            []string
+	HostCount        int  // tracked hosts
+	HostTyped        bool // too many hosts for a list: the filter is typed
 	Outcomes         []outcomeChoice
 	Filter           store.PageFilter
 	Rows             []dashRow
 	Total            int
 	Page, LastPage   int
 	PrevURL, NextURL string
+	// FailedAlerts is the number of alert deliveries given up on: a banner.
+	FailedAlerts int
 }
 
 // pageNumber reads ?page=N (1-based).
@@ -325,11 +355,12 @@ func (s *Server) dashboardWith(w http.ResponseWriter, r *http.Request, status in
 	}
 	d.Filter = f
 	d.Page = pageNumber(r)
+	d.FailedAlerts = s.failedDeliveries(ctx)
 	if d.Totals, err = s.st.Totals(ctx); err != nil {
 		s.fail(w, err)
 		return
 	}
-	if d.Hosts, err = s.st.Hosts(ctx); err != nil {
+	if d.Hosts, d.HostCount, d.HostTyped, err = hostChoices(ctx, s.st); err != nil {
 		s.fail(w, err)
 		return
 	}
@@ -376,11 +407,13 @@ type histData struct {
 	Total            int
 	Page, LastPage   int
 	PrevURL, NextURL string
+	Tools            pageTools // rules and check now (pagetools.go)
 }
 
 // historyEntries loads one page of a page's snapshots (newest first) and
-// the changes of each against the one before it: one more snapshot than
-// shown is read, and blocked snapshots are never compared.
+// the changes of each against the ones before it (snapshot.Classify): one
+// more snapshot than shown is read, and blocked snapshots' fields are never
+// compared.
 func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]histEntry, int, error) {
 	snaps, total, err := s.st.PageSnapshots(ctx, u, historySize+1, (pageNo-1)*historySize)
 	if err != nil {
@@ -392,21 +425,16 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 			break
 		}
 		oc, _ := sn.Outcome()
-		e := histEntry{S: sn, Outcome: oc}
-		if sn.Comparable() {
-			var prev *snapshot.Snapshot
+		e := histEntry{S: sn, Outcome: oc, First: (pageNo-1)*historySize+i == total-1}
+		if i+1 < len(snaps) {
+			var base *snapshot.Snapshot
 			for _, older := range snaps[i+1:] {
 				if older.Comparable() {
-					prev = older
+					base = older
 					break
 				}
 			}
-			if prev == nil && (pageNo-1)*historySize+i == total-1 {
-				e.First = true
-			}
-			if prev != nil {
-				e.Changes = snapshot.Diff(prev, sn)
-			}
+			e.Changes = snapshot.Classify(snaps[i+1], base, sn, s.st.CompareOptions())
 		}
 		entries = append(entries, e)
 	}
@@ -414,8 +442,13 @@ func (s *Server) historyEntries(ctx context.Context, u string, pageNo int) ([]hi
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	s.historyWith(w, r, r.URL.Query().Get("url"), http.StatusOK, "")
+}
+
+// historyWith renders the history of page u with status and an error
+// message (a refused form of the page's tools).
+func (s *Server) historyWith(w http.ResponseWriter, r *http.Request, u string, status int, errMsg string) {
 	ctx := r.Context()
-	u := r.URL.Query().Get("url")
 	p, ok, err := s.st.Page(ctx, u)
 	if err != nil {
 		s.fail(w, err)
@@ -426,6 +459,11 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := histData{common: s.common(r), P: p, Due: p.Due(), DueNow: !p.Due().After(s.now()), Page: pageNumber(r)}
+	d.Err = errMsg
+	if d.Tools, err = s.pageTools(ctx, u); err != nil {
+		s.fail(w, err)
+		return
+	}
 	d.Entries, d.Total, err = s.historyEntries(ctx, u, d.Page)
 	if err != nil {
 		s.fail(w, err)
@@ -434,7 +472,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	d.LastPage = max(1, (d.Total+historySize-1)/historySize)
 	link := func(n int) string { return "/page?" + url.Values{"url": {u}, "page": {strconv.Itoa(n)}}.Encode() }
 	d.PrevURL, d.NextURL = link(d.Page-1), link(d.Page+1)
-	s.render(w, http.StatusOK, "history", d)
+	s.render(w, status, "history", d)
 }
 
 type checkData struct {
