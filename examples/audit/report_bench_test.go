@@ -113,9 +113,7 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		tb.Fatal(err)
 	}
 	notCrawled := listed[len(listed)-n/20:]
-	fs := findings.Analyze(findings.AnalysisInput{Pages: pages, Links: links, SitemapURLs: listed, Sitemaps: []store.SitemapRecord{smRec},
-		NotCrawled: notCrawled, Normalize: store.NormalizeOrSelf})
-	if err := st.WriteFindings(ctx, fs); err != nil {
+	if _, err := findings.Run(ctx, st, findings.Extra{NotCrawled: notCrawled}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.FinishCrawl(ctx, store.CrawlEnd{Finished: t0.Add(time.Duration(n) * 3 * time.Millisecond), Outcome: "finished",
