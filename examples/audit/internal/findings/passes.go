@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/politecrawl/polite/examples/audit/internal/linkscore"
@@ -29,6 +30,9 @@ type Extra struct {
 type Summary struct {
 	Counts   map[string]int
 	Examples map[string]store.FindingRecord
+	// Took is the time each pass took, by name ("pages", "near-duplicates", "link score"...), and
+	// "link score: load+rank" the part of the link score pass that builds and ranks the graph.
+	Took map[string]time.Duration
 }
 
 // Total is the number of findings written.
@@ -43,7 +47,7 @@ func (s Summary) Total() int {
 // Run runs every pass over crawl st and replaces its post-crawl findings with theirs, in one transaction,
 // and writes each page's link score. It runs the same after a finished crawl and after an interrupted one.
 func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
-	sum := Summary{Counts: map[string]int{}, Examples: map[string]store.FindingRecord{}}
+	sum := Summary{Counts: map[string]int{}, Examples: map[string]store.FindingRecord{}, Took: map[string]time.Duration{}}
 	// The rendered pass is a sample of bounded size (render.go); it is read before the passes'
 	// transaction, which holds the database's one connection.
 	rendered, err := st.LoadRendered(ctx)
@@ -52,11 +56,20 @@ func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
 	}
 	err = st.ReplaceFindings(ctx, func(p *store.Pass) error {
 		r := &run{p: p, sum: &sum}
-		for _, pass := range []func() error{r.pages, r.docs, r.duplicates, r.nearDuplicates, r.canonicals, r.hreflang,
-			r.sitemaps, r.external, func() error { return r.site(x) }, func() error { return r.render(rendered) }, r.linkScore} {
-			if err := pass(); err != nil {
-				return err
+		for _, pass := range []struct {
+			name string
+			run  func() error
+		}{
+			{"pages", r.pages}, {"documents", r.docs}, {"duplicates", r.duplicates}, {"near-duplicates", r.nearDuplicates},
+			{"canonicals", r.canonicals}, {"hreflang", r.hreflang}, {"sitemaps", r.sitemaps}, {"external links", r.external},
+			{"site", func() error { return r.site(x) }}, {"rendered", func() error { return r.render(rendered) }},
+			{"link score", r.linkScore},
+		} {
+			start := time.Now()
+			if err := pass.run(); err != nil {
+				return fmt.Errorf("%s pass: %w", pass.name, err)
 			}
+			sum.Took[pass.name] = time.Since(start)
 		}
 		return nil
 	})
@@ -178,7 +191,9 @@ func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool)
 	if refs > 0 && p.Parsed && Noindex(p) != "" {
 		add(KindNoindexLinked, "%s; %s", Noindex(p), linkedFrom(refs, listed))
 	}
-	if p.Depth == 0 || p.Source == "start" {
+	// Reachability matters for the pages meant to be found: not the start page, not a page that defers to
+	// another (canonical elsewhere) or asks not to be indexed.
+	if p.Depth == 0 || p.Source == "start" || Noindex(p) != "" || (p.Parsed && store.CanonicalElsewhere(p.Canonical, p.URL)) {
 		return err
 	}
 	switch {
@@ -649,6 +664,7 @@ func (r *run) linkScore() error {
 		}
 		return err
 	}
+	start := time.Now()
 	if err := g.Load(links); err != nil {
 		return fmt.Errorf("link score: %w", err)
 	}
@@ -656,6 +672,7 @@ func (r *run) linkScore() error {
 	if err != nil {
 		return fmt.Errorf("link score: %w", err)
 	}
+	r.sum.Took["link score: load+rank"] = time.Since(start)
 	if err := r.p.WriteLinkScores(func(id uint32) int { return int(ranks.Score(id) + 0.5) }); err != nil {
 		return err
 	}
