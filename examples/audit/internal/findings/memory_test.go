@@ -23,7 +23,7 @@ const (
 // peakHeap runs fn and returns the highest heap in use while it ran, above the heap before it, sampled
 // every 200 µs (runtime/metrics: heap object bytes), with the garbage collector kept tight so the heap
 // follows what is live.
-func peakHeap(t *testing.T, fn func()) uint64 {
+func peakHeap(fn func()) uint64 {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
@@ -66,7 +66,7 @@ func TestRunMemoryFlatInPages(t *testing.T) {
 		st := newCrawl(t)
 		genShop(t, st, n, linksPerPage)
 		var sum Summary
-		peaks[n] = peakHeap(t, func() {
+		peaks[n] = peakHeap(func() {
 			var err error
 			sum, err = Run(t.Context(), st, Extra{})
 			require.NoError(t, err)

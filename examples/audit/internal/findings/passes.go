@@ -3,9 +3,11 @@ package findings
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -91,16 +93,27 @@ func (r *run) add(url, kind, format string, args ...any) error {
 	return r.p.Emit(f)
 }
 
-// linkedFrom says how many pages link to a URL and names the first of them.
-func linkedFrom(total int, listed string) string {
+// linkedFrom says how many pages link to URL u and names the first of them.
+func (r *run) linkedFrom(u string, total int) (string, error) {
 	if total == 0 {
-		return "not linked from any crawled page"
+		return "not linked from any crawled page", nil
 	}
-	s := fmt.Sprintf("linked from %d page%s: %s", total, store.Plural(total), strings.ReplaceAll(listed, "\n", ", "))
-	if total > store.RefsListed {
+	var refs []string
+	if err := r.p.Each(store.QueryReferrers, func(scan func(...any) error) error {
+		var from string
+		if err := scan(&from); err != nil {
+			return err
+		}
+		refs = append(refs, from)
+		return nil
+	}, u); err != nil {
+		return "", err
+	}
+	s := fmt.Sprintf("linked from %d page%s: %s", total, store.Plural(total), strings.Join(refs, ", "))
+	if total > len(refs) {
 		s += ", ..."
 	}
-	return s
+	return s, nil
 }
 
 // pages is the pass over every page row: response codes, redirects, blocked URLs, and what the link
@@ -109,9 +122,8 @@ func (r *run) pages() error {
 	wordpress := false
 	return r.p.Each(store.QueryPages, func(scan func(...any) error) error {
 		var refs int
-		var listed string
 		var inSitemap bool
-		p, err := store.ScanPage(scan, &refs, &listed, &inSitemap)
+		p, err := store.ScanPage(scan, &refs, &inSitemap)
 		if err != nil {
 			return err
 		}
@@ -121,20 +133,27 @@ func (r *run) pages() error {
 				return err
 			}
 		}
-		return r.page(p, refs, listed, inSitemap)
+		return r.page(p, refs, inSitemap)
 	})
 }
 
-func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool) error {
+func (r *run) page(p *store.PageRecord, refs int, inSitemap bool) error {
 	var err error
 	add := func(kind, format string, args ...any) {
 		if err == nil {
 			err = r.add(p.URL, kind, format, args...)
 		}
 	}
+	var from string // the referrers, read only for the pages whose findings name them
+	linked := func() string {
+		if from == "" && err == nil {
+			from, err = r.linkedFrom(p.URL, refs)
+		}
+		return from
+	}
 	if p.Blocked {
 		if refs > 0 {
-			add(KindLinkToBlocked, "%s; %s", blockedReason(p), linkedFrom(refs, listed))
+			add(KindLinkToBlocked, "%s; %s", blockedReason(p), linked())
 		}
 		return err
 	}
@@ -167,7 +186,7 @@ func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool)
 		add(KindRefusesCrawler, "%s", p.Err)
 	}
 	if p.ErrKind == ErrKindBotProtection {
-		add(KindBotProtection, "%s; HTTP %d; %s", p.Err, p.Status, linkedFrom(refs, listed))
+		add(KindBotProtection, "%s; HTTP %d; %s", p.Err, p.Status, linked())
 	}
 	broken, why := IsBroken(p)
 	if broken {
@@ -175,13 +194,13 @@ func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool)
 		if refs == 0 {
 			kind = KindBrokenPage
 		}
-		add(kind, "%s; %s", why, linkedFrom(refs, listed))
+		add(kind, "%s; %s", why, linked())
 	}
 	if refs > 0 && len(p.Redirects) > 0 {
-		add(KindLinkToRedirect, "%s; %s", Chain(p), linkedFrom(refs, listed))
+		add(KindLinkToRedirect, "%s; %s", Chain(p), linked())
 	}
 	if refs > 0 && p.Status == 0 && (p.ErrKind == "timeout" || p.ErrKind == "network" || p.ErrKind == "other" || (p.ErrKind == "" && p.Err != "")) {
-		add(KindLinkNoResponse, "%s; %s", why, linkedFrom(refs, listed))
+		add(KindLinkNoResponse, "%s; %s", why, linked())
 	}
 	// What the link graph says of a page that answered 200 itself (a redirect's target is judged under its
 	// own URL).
@@ -189,7 +208,7 @@ func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool)
 		return err
 	}
 	if refs > 0 && p.Parsed && Noindex(p) != "" {
-		add(KindNoindexLinked, "%s; %s", Noindex(p), linkedFrom(refs, listed))
+		add(KindNoindexLinked, "%s; %s", Noindex(p), linked())
 	}
 	// Reachability matters for the pages meant to be found: not the start page, not a page that defers to
 	// another (canonical elsewhere) or asks not to be indexed.
@@ -200,7 +219,7 @@ func (r *run) page(p *store.PageRecord, refs int, listed string, inSitemap bool)
 	case refs == 0 && inSitemap:
 		add(KindOrphan, "listed in a sitemap, not linked from any crawled page")
 	case refs == 1:
-		add(KindSingleInlink, "%s", linkedFrom(refs, listed))
+		add(KindSingleInlink, "%s", linked())
 	}
 	if p.Depth > deepClicksMax {
 		add(KindTooDeep, "%d clicks from the start page (more than %d)", p.Depth, deepClicksMax)
@@ -648,14 +667,21 @@ func (r *run) linkScore() error {
 		return err
 	}
 	links := func(yield func(linkscore.Link) bool) error {
-		stop := fmt.Errorf("stop")
+		stop := errors.New("stop")
 		err := r.p.Each(store.QueryGraphLinks, func(scan func(...any) error) error {
-			var l linkscore.Link
-			if err := scan(&l.From, &l.To, &l.Nofollow); err != nil {
+			var from uint32
+			var ds string
+			if err := scan(&from, &ds); err != nil {
 				return err
 			}
-			if !yield(l) {
-				return stop
+			for d := range strings.SplitSeq(ds, ",") {
+				to, err := strconv.ParseUint(d, 10, 32)
+				if err != nil {
+					return fmt.Errorf("link score: page id %q: %w", d, err)
+				}
+				if !yield(linkscore.Link{From: from, To: uint32(to)}) {
+					return stop
+				}
 			}
 			return nil
 		})

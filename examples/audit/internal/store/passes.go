@@ -70,19 +70,23 @@ func CanonicalElsewhere(canonical, url string) bool {
 // PassQuery is one of the named queries of the passes.
 type PassQuery string
 
-// contentCTE is the crawl's documents, once each, as the content checks see them: parsed pages that
-// answered 200, named by their own URL (u, where the redirects ended); a URL that redirected to a page
-// crawled in its own right is left out, and of several URLs ending at one uncrawled document the first
-// (by depth, url) stands for it (k = 1).
-const contentCTE = `content AS (
+// docsCreate materialises the crawl's documents once for the content checks (temp.audit_docs, dropped
+// with the transaction's end): parsed pages that answered 200, named by their own URL (u, where the
+// redirects ended); a URL that redirected to a page crawled in its own right is left out, and of several
+// URLs ending at one uncrawled document the first (by depth, url) stands for it.
+const docsCreate = `CREATE TEMP TABLE audit_docs AS SELECT * FROM (
 	SELECT p.rowid AS rid, p.*, COALESCE(NULLIF(p.final_url, ''), p.url) AS u,
 		ROW_NUMBER() OVER (PARTITION BY COALESCE(NULLIF(p.final_url, ''), p.url) ORDER BY p.depth, p.url) AS k
 	FROM pages p
 	WHERE p.crawl_id = ?1 AND p.title IS NOT NULL AND p.status = 200
 		AND NOT (COALESCE(NULLIF(p.final_url, ''), p.url) <> p.url
 			AND EXISTS (SELECT 1 FROM pages q WHERE q.crawl_id = p.crawl_id AND q.url = p.final_url AND q.title IS NOT NULL))
-), docs AS (
-	SELECT * FROM content WHERE k = 1
+) WHERE k = 1`
+
+// contentCTE names the documents (docs) and those of them that are indexable: not canonicalised
+// elsewhere, not noindex.
+const contentCTE = `docs AS (
+	SELECT * FROM temp.audit_docs WHERE ?1 = ?1
 ), indexable AS (
 	SELECT * FROM docs WHERE audit_elsewhere(canonical, u) = 0 AND audit_noindex(meta_robots, x_robots_tag) = 0
 )`
@@ -116,26 +120,21 @@ func ScanPage(scan func(...any) error, before ...any) (*PageRecord, error) {
 // RefsListed is how many referrers (or members of a group) a query lists; the count is always whole.
 const RefsListed = 10
 
-// refsCTE is, for each internal URL, how many distinct pages link to it (links from a page to itself
-// left out) and the first RefsListed of them by URL, one per line.
-var refsCTE = fmt.Sprintf(`pairs AS (
-	SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ?1 AND external = 0 AND from_url <> to_url
-), numbered AS (
-	SELECT to_url, from_url, ROW_NUMBER() OVER (PARTITION BY to_url ORDER BY from_url) AS n FROM pairs
-), refs AS (
-	SELECT to_url, MAX(n) AS total, group_concat(CASE WHEN n <= %d THEN from_url END, char(10) ORDER BY n) AS listed
-	FROM numbered GROUP BY to_url
-)`, RefsListed)
-
 // The named queries.
 var (
-	// QueryPages: every page row in (depth, url) order, with its referrers (count, list) and whether a
-	// sitemap lists it. Columns: refs, listed, in_sitemap, then pageColumns.
-	QueryPages = PassQuery(`WITH ` + refsCTE + `
-	SELECT COALESCE(r.total, 0), COALESCE(r.listed, ''),
+	// QueryPages: every page row in (depth, url) order, with how many distinct pages link to it (links
+	// from a page to itself left out: one look-up of the links by target per page; the "|| ''" keeps the
+	// planner from scanning the links by source for the DISTINCT) and whether a sitemap
+	// lists it. Columns: refs, in_sitemap, then pageColumns.
+	QueryPages = PassQuery(`SELECT
+		(SELECT COUNT(DISTINCT l.from_url || '') FROM links l
+			WHERE l.crawl_id = p.crawl_id AND l.to_url = p.url AND l.external = 0 AND l.from_url <> l.to_url),
 		EXISTS (SELECT 1 FROM sitemap_urls s WHERE s.crawl_id = p.crawl_id AND s.url = p.url), ` + pageColumns + `
-	FROM pages p LEFT JOIN refs r ON r.to_url = p.url
-	WHERE p.crawl_id = ?1 ORDER BY p.depth, p.url`)
+	FROM pages p WHERE p.crawl_id = ?1 ORDER BY p.depth, p.url`)
+	// QueryReferrers: the first RefsListed distinct pages (by URL) linking to URL ?2. Column: from_url.
+	// (The "|| ''" again keeps the planner on the links by target.)
+	QueryReferrers = PassQuery(fmt.Sprintf(`SELECT DISTINCT from_url || '' AS f FROM links
+	WHERE crawl_id = ?1 AND to_url = ?2 AND external = 0 AND from_url <> to_url ORDER BY f LIMIT %d`, RefsListed))
 
 	// QueryDocs: the crawl's documents (contentCTE), with their own URL first. Columns: u, then pageColumns.
 	QueryDocs = PassQuery(`WITH ` + contentCTE + `
@@ -215,12 +214,16 @@ var (
 	// ids; QueryScoreRows each page's id and rowid, for writing the scores.
 	linkIDsCreate = `CREATE TEMP TABLE audit_ids (url TEXT PRIMARY KEY, id INTEGER NOT NULL, rid INTEGER NOT NULL) WITHOUT ROWID`
 	linkIDsFill   = `INSERT INTO audit_ids SELECT url, ROW_NUMBER() OVER (ORDER BY url) - 1, rowid FROM pages WHERE crawl_id = ?1`
-	linkIDsDrop   = `DROP TABLE IF EXISTS temp.audit_ids`
-	QueryLinkIDs  = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
-	// QueryGraphLinks columns: from id, to id, nofollow.
-	QueryGraphLinks = PassQuery(`SELECT f.id, t.id, l.nofollow FROM links l
+	// linkOutFill keeps each page's followed internal links as ids, one row per page (the ids joined by
+	// commas), so the two readings of Load read n rows, not one per link.
+	linkOutCreate = `CREATE TEMP TABLE audit_out AS SELECT f.id AS s, group_concat(t.id) AS ds FROM links l
 	JOIN audit_ids f ON f.url = l.from_url JOIN audit_ids t ON t.url = l.to_url
-	WHERE l.crawl_id = ?1 AND l.external = 0`)
+	WHERE l.crawl_id = ?1 AND l.external = 0 AND l.nofollow = 0 GROUP BY f.id`
+	linkIDsDrop   = `DROP TABLE IF EXISTS temp.audit_ids`
+	linkOutDrop   = `DROP TABLE IF EXISTS temp.audit_out`
+	QueryLinkIDs  = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
+	// QueryGraphLinks columns: from id, the ids it links to (followed links only) joined by commas.
+	QueryGraphLinks = PassQuery(`SELECT s, ds FROM audit_out WHERE ?1 = ?1`)
 	// QueryGraphRedirects columns: from id, to id.
 	QueryGraphRedirects = PassQuery(`SELECT f.id, t.id FROM pages p
 	JOIN audit_ids f ON f.url = p.url JOIN audit_ids t ON t.url = audit_norm(p.final_url)
@@ -266,8 +269,10 @@ func (s *Store) ReplaceFindings(ctx context.Context, run func(*Pass) error) erro
 		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM findings WHERE crawl_id = ? AND page_check = 0`, s.CrawlID); err != nil {
-		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+	for _, q := range []string{`DELETE FROM findings WHERE crawl_id = ?1 AND page_check = 0`, `DROP TABLE IF EXISTS temp.audit_docs`, docsCreate} {
+		if _, err := tx.ExecContext(ctx, q, s.CrawlID); err != nil {
+			return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+		}
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO findings (crawl_id, url, kind, detail) VALUES `+
 		strings.TrimSuffix(strings.Repeat("(?,?,?,?),", findingsBatch), ","))
@@ -280,6 +285,10 @@ func (s *Store) ReplaceFindings(ctx context.Context, run func(*Pass) error) erro
 		return err
 	}
 	if err := p.flush(); err != nil {
+		return err
+	}
+	// The temporary tables go with the transaction: a rollback drops them, and so does this.
+	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS temp.audit_docs`); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -345,11 +354,14 @@ func (p *Pass) One(q PassQuery, dest []any, args ...any) (bool, error) {
 // LinkIDs numbers the crawl's pages 0..n-1 for the link score pass (QueryGraphLinks, QueryGraphRedirects,
 // QueryScoreRows read the numbers) and returns n and a function that drops the numbering.
 func (p *Pass) LinkIDs() (int, func() error, error) {
-	drop := func() error { _, err := p.tx.ExecContext(p.ctx, linkIDsDrop); return err }
+	drop := func() error {
+		_, err := p.tx.ExecContext(p.ctx, linkIDsDrop+`; `+linkOutDrop)
+		return err
+	}
 	if err := drop(); err != nil {
 		return 0, nil, err
 	}
-	for _, q := range []string{linkIDsCreate, linkIDsFill} {
+	for _, q := range []string{linkIDsCreate, linkIDsFill, linkOutCreate} {
 		if _, err := p.tx.ExecContext(p.ctx, q, p.crawl); err != nil {
 			return 0, nil, fmt.Errorf("crawl %d: numbering the pages: %w", p.crawl, err)
 		}
