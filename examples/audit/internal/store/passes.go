@@ -219,9 +219,9 @@ var (
 	linkOutCreate = `CREATE TEMP TABLE audit_out AS SELECT f.id AS s, group_concat(t.id) AS ds FROM links l
 	JOIN audit_ids f ON f.url = l.from_url JOIN audit_ids t ON t.url = l.to_url
 	WHERE l.crawl_id = ?1 AND l.external = 0 AND l.nofollow = 0 GROUP BY f.id`
-	linkIDsDrop   = `DROP TABLE IF EXISTS temp.audit_ids`
-	linkOutDrop   = `DROP TABLE IF EXISTS temp.audit_out`
-	QueryLinkIDs  = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
+	linkIDsDrop  = `DROP TABLE IF EXISTS temp.audit_ids`
+	linkOutDrop  = `DROP TABLE IF EXISTS temp.audit_out`
+	QueryLinkIDs = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
 	// QueryGraphLinks columns: from id, the ids it links to (followed links only) joined by commas.
 	QueryGraphLinks = PassQuery(`SELECT s, ds FROM audit_out WHERE ?1 = ?1`)
 	// QueryGraphRedirects columns: from id, to id.
