@@ -74,6 +74,11 @@ type Options struct {
 	MaxTextBytes int    // cap of each extracted string (title, anchor text...); 0 means 2,048
 	ContentType  string // the response's Content-Type, used with <meta charset> sniffing to decode non-UTF-8 pages
 
+	// Text, if not nil, is written the visible words as they are read, in the same pass: the
+	// bytes TextHash is computed over (words joined by single spaces), in pieces. A write error
+	// stops the writing and is returned by Parse; parsing goes on.
+	Text io.Writer
+
 	keepText bool // tests: keep the visible text in Page.text
 }
 
@@ -135,12 +140,15 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 	p.finish(pageURL, links)
 	p.page.Truncated = lr.truncated
 	p.page.Encoding = dec.Encoding()
+	var where string
+	if pageURL != nil {
+		where = " " + pageURL.Redacted()
+	}
 	if err != nil {
-		var where string
-		if pageURL != nil {
-			where = " " + pageURL.Redacted()
-		}
 		return p.page, fmt.Errorf("htmlx: reading%s: %w", where, err)
+	}
+	if p.textErr != nil {
+		return p.page, fmt.Errorf("htmlx: writing the visible text of%s: %w", where, p.textErr)
 	}
 	return p.page, nil
 }
@@ -249,6 +257,7 @@ type parser struct {
 	words    int    //
 	out      []byte // scratch for the normalised text written to hash
 	robots   []string
+	textErr  error // the first error of Options.Text
 }
 
 func (p *parser) run() error {
@@ -795,6 +804,9 @@ func (p *parser) text(b []byte) {
 	}
 	if len(out) > 0 {
 		p.hash.Write(out)
+		if p.opt.Text != nil && p.textErr == nil {
+			_, p.textErr = p.opt.Text.Write(out)
+		}
 		if p.opt.keepText {
 			p.page.text = append(p.page.text, out...)
 		}

@@ -790,11 +790,12 @@ func sourceOf(it frontier.Item) string {
 
 // parse reads the page's SEO fields and links, and queues the internal links it may follow.
 func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Result) {
-	pg, err := res.Page() // the public extractor (fetch/page): charset, <base href>, links resolved
-	if err != nil {
-		return // not HTML after all, or a final URL that is not http(s): nothing to read
+	pg, fp, err := readPage(res) // charset, <base href>, links resolved, as fetch/page reads a page
+	if pg == nil || err != nil {
+		return // a final URL that is not http(s), or a body that could not be read: nothing to read
 	}
 	p.Parsed = true
+	pageFacts(p, pg, fp)
 	p.Title, p.TitleCount = pg.Title, pg.TitleCount
 	p.Description, p.DescriptionCount = pg.MetaDescription, pg.DescriptionCount
 	p.Canonical, p.MetaRobots = pg.Canonical, pg.MetaRobots
