@@ -109,3 +109,20 @@ func BenchmarkParseText(b *testing.B) {
 type countWriter int
 
 func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
+
+// BenchmarkParseFacts is BenchmarkParse with Options.Facts and Options.Text on, as the audit's
+// crawl parses every page.
+func BenchmarkParseFacts(b *testing.B) {
+	doc := benchPage()
+	u, _ := url.Parse("https://shop.example/widgets/?page=2")
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var w countWriter
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := (Options{Text: &w, Facts: true}).Parse(bytes.NewReader(doc), u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/pagecheck"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
@@ -119,7 +120,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 		}
 		base = bt
 	}
-	base = countingTransport{base, &c.Count.requests}
+	base = countingTransport{gzipTransport{base}, &c.Count.requests}
 
 	// One retry policy and one slowdown latch for the run: fetch trips the latch on a 429, the frontier
 	// applies it (1 in flight, 3 s gap) to every request from then on.
@@ -820,6 +821,11 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 	record := !c.linksOf[owner]
 	c.linksOf[owner] = true
 	c.mu.Unlock()
+	if record {
+		// The page's own findings, once per document however many URLs redirect to it.
+		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
+			Bytes: len(res.Body), Page: pg, XRobot: p.XRobots, OnSite: c.InScope})
+	}
 	seen := map[string]bool{}
 	for _, l := range pg.Links {
 		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {

@@ -21,7 +21,7 @@ func readPage(res *fetch.Result) (*htmlx.Page, neardup.Fingerprint, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, h.Sum(), fmt.Errorf("page URL %q is not an absolute http(s) URL", res.FinalURL)
 	}
-	pg, err := htmlx.Options{MaxBytes: int64(len(res.Body)), ContentType: res.ContentType, Text: &h}.
+	pg, err := htmlx.Options{MaxBytes: int64(len(res.Body)), ContentType: res.ContentType, Text: &h, Facts: true}.
 		Parse(bytes.NewReader(res.Body), u)
 	if pg != nil {
 		pg.Truncated = pg.Truncated || res.Truncated

@@ -28,7 +28,7 @@ var demoScripts = map[string]string{
 	"/about":     `<script src="/assets/about.js"></script>`,
 	"/contact":   `<script src="/assets/contact.js"></script>`,
 	"/offers/":   `<script src="/assets/offers.js"></script>`,
-	"/products/": `<link rel="stylesheet" href="/assets/shop.css"><img src="/assets/tent.jpg" alt="Tent"><script src="/basket/mini-basket.js"></script>`,
+	"/products/": `<link rel="stylesheet" href="/assets/shop.css"><img src="/assets/tent.jpg" alt="Tent" width="640" height="480"><script src="/basket/mini-basket.js"></script>`,
 }
 
 var demoAssets = map[string][2]string{ // path -> content type, body
