@@ -71,7 +71,7 @@ func labIndex() string {
 // labIntro is the index's own text.
 const labIntro = `Every page below shows one kind of finding of the audit, and nothing else of its own, so that each
 kind in the report has a page that produces it and a test that checks it does. The pages are part of the demo shop, and the
-crawl of the demo finds them through this index, which the home page links. Most of them are the same short page with one
+crawl of the demo finds them through this index, which the About page links. Most of them are the same short page with one
 change: a missing alt text on its picture, a title that is too short, a canonical in the wrong place, a header the server
 forgot, or a URL of an awkward shape. The clean page is that short page with nothing changed, the baseline the others are
 compared with, and the audit finds nothing on it. A few kinds can only appear on pages served over https, such as mixed

@@ -148,7 +148,7 @@ func (c *checker) urlShape() {
 func pageLink(l htmlx.Link) bool { return l.Tag == "a" || l.Tag == "area" }
 
 func (c *checker) links() {
-	var n, internal int
+	var n, internal int // page links; internal links to another page, counted to one
 	var insecure, noText, nofollow []string
 	self := store.NormalizeOrSelf(c.in.URL)
 	for _, l := range c.pg.Links {
@@ -173,7 +173,7 @@ func (c *checker) links() {
 		if l.Nofollow {
 			nofollow = append(nofollow, l.URL)
 		}
-		if store.NormalizeOrSelf(l.URL) != self {
+		if internal == 0 && store.NormalizeOrSelf(l.URL) != self { // one is enough: normalising is not free
 			internal++
 		}
 	}

@@ -208,3 +208,18 @@ func TestDirectives(t *testing.T) {
 	assert.Equal(t, []string{"noindex", "max-snippet", "nofollow"}, directives("NoIndex, max-snippet:20; googlebot: nofollow"))
 	assert.Equal(t, []string{"unavailable_after", "25", "jun", "2010"}, directives("unavailable_after: 25 Jun 2010"))
 }
+
+// BenchmarkCheck is the cost of the checks on one parsed page (the clean page, which has no finding:
+// what most pages of a good site cost).
+func BenchmarkCheck(b *testing.B) {
+	u, _ := url.Parse(pageURL)
+	pg, err := htmlx.Options{Facts: true}.Parse(strings.NewReader(cleanDoc), u)
+	require.NoError(b, err)
+	in := Input{URL: pageURL, Status: http.StatusOK, Header: cleanHeader(), TTFB: time.Millisecond, Bytes: len(cleanDoc), Page: pg}
+	b.ReportAllocs()
+	for b.Loop() {
+		if fs := Check(in); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
+}
