@@ -62,6 +62,7 @@ func TestDemoLabPageKinds(t *testing.T) {
 		}
 	}
 	assert.Empty(t, shop, "the shop's pages are clean of page checks")
+	assert.Regexp(t, `\nviewport_missing +1 +/lab/viewport-missing  no <meta name=viewport>\n`, r.stdout, "the closing summary counts them")
 }
 
 // escapePath is the path as the crawl records it (spaces and non-ASCII percent-encoded).

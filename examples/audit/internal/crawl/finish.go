@@ -84,6 +84,10 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 			werr = errors.Join(werr, err)
 		} else if err := e.st.WriteFindings(ctx, fs); err != nil {
 			werr = errors.Join(werr, err)
+		} else if all, err := store.LoadFindings(ctx, e.st.Reader(), e.st.CrawlID); err != nil {
+			werr = errors.Join(werr, err)
+		} else {
+			fs = all // the summary counts the pages' own findings too, written with them during the crawl
 		}
 	}
 	end := e.crawlEnd(res.Outcome)
