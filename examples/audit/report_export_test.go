@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -141,7 +142,7 @@ func assertCell(t *testing.T, where string, v any, cell string) {
 	case string:
 		assert.Equal(t, x, report.UndoCSVNeutral(cell), where)
 	case []byte:
-		assert.Equal(t, string(x), report.UndoCSVNeutral(cell), where)
+		assert.Equal(t, hex.EncodeToString(x), cell, "%s: a BLOB is hex", where)
 	default:
 		t.Errorf("%s: unexpected type %T", where, v)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/pagecheck"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
@@ -119,7 +120,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 		}
 		base = bt
 	}
-	base = countingTransport{base, &c.Count.requests}
+	base = countingTransport{gzipTransport{base}, &c.Count.requests}
 
 	// One retry policy and one slowdown latch for the run: fetch trips the latch on a 429, the frontier
 	// applies it (1 in flight, 3 s gap) to every request from then on.
@@ -721,6 +722,8 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 	}
 	if err == nil && res.Challenge == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
 		c.parse(ctx, p, res)
+	} else if err == nil && res.Challenge == nil && res.Status == http.StatusNotFound && store.IsHTML(res.ContentType) {
+		notFoundFacts(p, res)
 	}
 	if it.Depth == 0 && err == nil && res.FinalURL != "" {
 		// The site lives where the start page ended up (http -> https, apex -> www): llms.txt is asked there.
@@ -790,11 +793,12 @@ func sourceOf(it frontier.Item) string {
 
 // parse reads the page's SEO fields and links, and queues the internal links it may follow.
 func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Result) {
-	pg, err := res.Page() // the public extractor (fetch/page): charset, <base href>, links resolved
-	if err != nil {
-		return // not HTML after all, or a final URL that is not http(s): nothing to read
+	pg, fp, err := readPage(res) // charset, <base href>, links resolved, as fetch/page reads a page
+	if pg == nil || err != nil {
+		return // a final URL that is not http(s), or a body that could not be read: nothing to read
 	}
 	p.Parsed = true
+	pageFacts(p, pg, fp)
 	p.Title, p.TitleCount = pg.Title, pg.TitleCount
 	p.Description, p.DescriptionCount = pg.MetaDescription, pg.DescriptionCount
 	p.Canonical, p.MetaRobots = pg.Canonical, pg.MetaRobots
@@ -819,6 +823,11 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 	record := !c.linksOf[owner]
 	c.linksOf[owner] = true
 	c.mu.Unlock()
+	if record {
+		// The page's own findings, once per document however many URLs redirect to it.
+		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
+			Bytes: len(res.Body), Page: pg, XRobot: p.XRobots, OnSite: c.InScope})
+	}
 	seen := map[string]bool{}
 	for _, l := range pg.Links {
 		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {

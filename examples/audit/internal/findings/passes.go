@@ -46,6 +46,15 @@ func (s Summary) Total() int {
 	return n
 }
 
+// Add counts n findings of a kind written elsewhere (the pages' own, during the crawl), first being
+// the first of them.
+func (s Summary) Add(kind string, n int, first store.FindingRecord) {
+	if _, ok := s.Examples[kind]; !ok {
+		s.Examples[kind] = first
+	}
+	s.Counts[kind] += n
+}
+
 // Run runs every pass over crawl st and replaces its post-crawl findings with theirs, in one transaction,
 // and writes each page's link score. It runs the same after a finished crawl and after an interrupted one.
 func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,7 +53,7 @@ func cellText(v any) string {
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []byte:
-		return csvNeutral(string(x))
+		return hex.EncodeToString(x) // a BLOB (pages.fingerprint): binary, which a CSV cell cannot carry
 	case string:
 		return csvNeutral(x)
 	case bool:

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -71,7 +72,7 @@ func TableRows(ctx context.Context, db *sql.DB, table string, crawlID int64, hea
 func JsonValue(col string, v any) any {
 	switch x := v.(type) {
 	case []byte:
-		v = string(x)
+		return hex.EncodeToString(x) // a BLOB (pages.fingerprint): binary, which a JSON string cannot carry
 	}
 	if s, ok := v.(string); ok && jsonColumns[col] && json.Valid([]byte(s)) {
 		return json.RawMessage(s)

@@ -392,3 +392,24 @@ func (p *Pass) WriteLinkScores(score func(id uint32) int) error {
 		return nil
 	})
 }
+
+// EachPageFindingKind calls fn for each kind of the findings written with the pages during the crawl
+// (page_check = 1), with their count and the first of them, for the closing summary.
+func (s *Store) EachPageFindingKind(ctx context.Context, fn func(kind string, n int, first FindingRecord)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT f.kind, c.n, f.url, f.detail FROM (
+		SELECT kind, COUNT(*) AS n, MIN(id) AS first FROM findings WHERE crawl_id = ? AND page_check = 1 GROUP BY kind
+	) c JOIN findings f ON f.id = c.first`, s.CrawlID)
+	if err != nil {
+		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f FindingRecord
+		var n int
+		if err := rows.Scan(&f.Kind, &n, &f.URL, &f.Detail); err != nil {
+			return err
+		}
+		fn(f.Kind, n, f)
+	}
+	return rows.Err()
+}
