@@ -488,8 +488,8 @@ func TestDemo(t *testing.T) {
 		"title_missing /about",
 	}, r.strs(t, `SELECT kind || ' ' || REPLACE(url, 'http://cove-shop.test', '') FROM findings WHERE url NOT LIKE '%/lab/%' ORDER BY 1`),
 		"the shop's own pages; the check pages under /lab/ are TestDemoLabPageKinds'")
-	assert.Equal(t, []string{"0 http://cove-shop.test/sitemap_index.xml", "1 http://cove-shop.test/sitemap-pages.xml",
-		"1 http://cove-shop.test/sitemap-products.xml"}, r.strs(t, `SELECT level || ' ' || url FROM sitemaps ORDER BY 1`), "the sitemap index and its two sitemaps")
+	assert.Equal(t, []string{"0 http://cove-shop.test/sitemap_index.xml", "1 http://cove-shop.test/lab/sitemap.xml", "1 http://cove-shop.test/sitemap-pages.xml",
+		"1 http://cove-shop.test/sitemap-products.xml"}, r.strs(t, `SELECT level || ' ' || url FROM sitemaps ORDER BY 1`), "the sitemap index, its two sitemaps and the lab's")
 	assert.Contains(t, r.stdout, "to the disallowed /basket/ and /account/: 0")
 	assert.Contains(t, r.stdout, "with another User-Agent: 0")
 	assert.Contains(t, r.stdout, "first: cove-shop.test/robots.txt")

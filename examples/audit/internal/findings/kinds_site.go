@@ -43,6 +43,9 @@ const (
 	// comparisons: their text is mostly the template's (Screaming Frog likewise compares only the content
 	// area; thin content is its own finding).
 	nearDupMinWords = 50
+	// notFoundRefs is how many of the site's 404 pages (the first by depth and URL) a page is compared
+	// with for soft_404_copy: sites often have one 404 template, sometimes a few.
+	notFoundRefs = 8
 )
 
 // siteKinds are the kinds found by the passes over the whole crawl (link graph, duplicates, canonical and
@@ -72,4 +75,14 @@ var siteKinds = []KindInfo{
 	{KindSingleInlink, sevNotice, "Only one internal link", "Only one crawled page links here, so the page is easy to lose and gets little link score: link to it from related pages.", CatLinks},
 	{KindTooDeep, sevNotice, "Page deep in the site", "The page takes more than 3 clicks from the start page (Semrush's threshold): link to it from higher up so visitors and crawlers find it.", CatLinks},
 	{KindNoindexLinked, sevNotice, "Linked noindex page", "Other pages link to a page that asks not to be indexed: fine for a login or basket; otherwise drop the noindex or the links.", CatDirectives},
+}
+
+// IsSiteKind says whether kind is one of the passes' kinds over the whole crawl (siteKinds).
+func IsSiteKind(kind string) bool {
+	for _, k := range siteKinds {
+		if k.Kind == kind {
+			return true
+		}
+	}
+	return false
 }

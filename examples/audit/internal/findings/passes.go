@@ -352,15 +352,23 @@ func quoteShort(s string) string {
 // that is a near-copy of the site's real 404 page. Memory: the neardup index's 140 bytes a page (the
 // fingerprints read streaming), nothing else per page.
 func (r *run) nearDuplicates() error {
-	var notFound string
-	var nf []byte
-	has404, err := r.p.One(store.QueryNotFound, []any{&notFound, &nf})
-	if err != nil {
-		return err
+	type notFound struct {
+		url string
+		fp  neardup.Fingerprint
 	}
-	var ref neardup.Fingerprint
-	if has404 {
-		has404 = decodeFingerprint(nf, &ref)
+	var refs []notFound // the site's real 404 pages, a few
+	if err := r.p.Each(store.QueryNotFound, func(scan func(...any) error) error {
+		var nf notFound
+		var b []byte
+		if err := scan(&nf.url, &b); err != nil {
+			return err
+		}
+		if decodeFingerprint(b, &nf.fp) {
+			refs = append(refs, nf)
+		}
+		return nil
+	}, notFoundRefs); err != nil {
+		return err
 	}
 	var n int
 	if _, err := r.p.One(store.QueryCountFingerprints, []any{&n}, nearDupMinWords); err != nil {
@@ -371,7 +379,7 @@ func (r *run) nearDuplicates() error {
 	var prevHash string
 	var fp neardup.Fingerprint
 	var raw []byte
-	var soft []int64
+	var soft [][2]int64 // (rowid, refs index)
 	if err := r.p.Each(store.QueryFingerprints, func(scan func(...any) error) error {
 		var rid int64
 		var hash string
@@ -381,8 +389,11 @@ func (r *run) nearDuplicates() error {
 		if !decodeFingerprint(raw, &fp) {
 			return nil
 		}
-		if has404 && neardup.Similarity(fp, ref) >= soft404Threshold {
-			soft = append(soft, rid) // pages like the 404 page are few, or the site answers 200 for everything
+		for i, nf := range refs {
+			if neardup.Similarity(fp, nf.fp) >= soft404Threshold {
+				soft = append(soft, [2]int64{rid, int64(i)}) // pages like the 404 page are few, or the site answers 200 for everything
+				break
+			}
 		}
 		if hash != "" && hash == prevHash {
 			return nil
@@ -393,12 +404,12 @@ func (r *run) nearDuplicates() error {
 	}, nearDupMinWords); err != nil {
 		return err
 	}
-	for _, rid := range soft {
-		u, err := r.docURL(int64(rid))
+	for _, s := range soft {
+		u, err := r.docURL(s[0])
 		if err != nil {
 			return err
 		}
-		if err := r.add(u, KindSoft404Copy, "answers 200, but its text is at least %.0f %% that of the site's 404 page %s", 100*soft404Threshold, notFound); err != nil {
+		if err := r.add(u, KindSoft404Copy, "answers 200, but its text is at least %.0f %% that of the site's 404 page %s", 100*soft404Threshold, refs[s[1]].url); err != nil {
 			return err
 		}
 	}

@@ -158,10 +158,10 @@ var (
 	SELECT COUNT(*) FROM indexable WHERE fingerprint IS NOT NULL AND word_count >= ?2`)
 	// QueryDocURL: the document URL of the page with rowid ?2.
 	QueryDocURL = PassQuery(`SELECT COALESCE(NULLIF(final_url, ''), url) FROM pages WHERE crawl_id = ?1 AND rowid = ?2`)
-	// QueryNotFound: the site's real 404 page, the first by (depth, url) with a fingerprint. Columns: url,
-	// fingerprint.
-	QueryNotFound = PassQuery(`SELECT url, fingerprint FROM pages WHERE crawl_id = ?1 AND status = 404 AND fingerprint IS NOT NULL
-	ORDER BY depth, url LIMIT 1`)
+	// QueryNotFound: the site's real 404 pages with a fingerprint, the first ?2 by (depth, url), one per
+	// distinct text. Columns: url, fingerprint.
+	QueryNotFound = PassQuery(`SELECT MIN(url), fingerprint FROM pages WHERE crawl_id = ?1 AND status = 404 AND fingerprint IS NOT NULL
+	GROUP BY fingerprint ORDER BY MIN(depth), MIN(url) LIMIT ?2`)
 
 	// QueryCanonicalTargets: each document canonicalised elsewhere, joined with the page its canonical
 	// names when the crawl has it. Columns: u, canonical, then pageColumns of the target.
