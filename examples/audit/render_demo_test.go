@@ -18,6 +18,7 @@ func TestDemoRender(t *testing.T) {
 		"render_canonical_changed /offers/",
 		"render_h1_changed /offers/",
 		"render_js_error /contact",
+		"render_noindex_changed /offers/",
 		"render_resource_blocked_by_robots /products/",
 		"render_resource_failed /contact",
 		"render_robots_meta_changed /offers/",

@@ -143,7 +143,7 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		xmlDoc(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
 			`<sitemap><loc>`+base+`/sitemap-products.xml</loc></sitemap>`+
 			`<sitemap><loc>`+base+`/sitemap-pages.xml</loc></sitemap>`+
-			`<sitemap><loc>`+base+`/lab/sitemap.xml</loc></sitemap></sitemapindex>`)
+			`<sitemap><loc>`+base+`/site-checks/sitemap.xml</loc></sitemap></sitemapindex>`)
 	case "/sitemap-products.xml":
 		xmlDoc(w, Urlset(base, "/products/tent", "/products/lantern", "/products/kayak", "/products/stove", "/summer-sale"))
 	case "/sitemap-pages.xml":
@@ -166,8 +166,8 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if serveDemoAsset(w, p) {
 			return // scripts and styles of the pages (demo_render.go)
 		}
-		if serveLab(w, r, p) {
-			return // the check pages (lab.go)
+		if serveLab(w, r, p) || serveSiteChecks(w, r, p) {
+			return // the check pages (lab.go, lab_site.go)
 		}
 		pg, ok := demoPages[p]
 		if !ok {

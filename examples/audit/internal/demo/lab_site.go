@@ -9,9 +9,10 @@ import (
 // The check pages of the passes over the whole crawl (findings' site kinds): each kind needs more than
 // one page (a link and its target, a page and its canonical, a pair of copies), so each is a small
 // group of the lab's pages, built from the lab's clean page with edits. LabSiteKinds names the page of
-// each group where its finding appears; LabSiteCleanPath is linked, canonical and listed like a page
-// should be, and shows none of these kinds. The lab's sitemap (/lab/sitemap.xml, in the shop's sitemap
-// index) lists the orphan, a noindex page and the clean page.
+// each group where its finding appears; LabSiteCleanPath is linked and canonical like a page should be,
+// and shows none of these kinds. The pages a sitemap lists (an orphan, a noindex page) live under
+// /site-checks/ with their sitemap (in the shop's sitemap index): a sitemap's URLs are crawled at depth 1,
+// and a section that sorts after the shop's keeps `-demo -render 5` sampling the shop's own pages.
 
 // LabSiteCleanPath is the clean page of the site kinds: two pages link to it, a redirect and a canonical
 // lead to it, the lab's sitemap lists it.
@@ -41,7 +42,7 @@ var labSiteChecks = []struct {
 	{"/lab/deep-1", "", true, [][2]string{{`</main>`, `<p><a href="/lab/deep-2">Further</a> <a href="` + LabSiteCleanPath + `">Clean</a></p></main>`}}},
 	{"/lab/deep-2", "", false, [][2]string{{`</main>`, `<p><a href="/lab/deep-3">Further</a></p></main>`}}},
 	{"/lab/deep-3", "page_too_deep", false, [][2]string{{`</main>`, `<p><a href="/lab/deep-2">Back</a></p></main>`}}},
-	{"/lab/orphan", "orphan_page", false, nil},
+	{"/site-checks/orphan", "orphan_page", false, nil},
 	{"/lab/h1-duplicate-a", "h1_duplicate", true, [][2]string{{`{{h1}}`, `Dune tents for the coast`}}},
 	{"/lab/h1-duplicate-b", "", true, [][2]string{{`{{h1}}`, `Dune tents for the coast`}}},
 	{"/lab/exact-duplicate-a", "content_exact_duplicate", true, [][2]string{{`{{h1}}`, `Kayaks`}, {`{{text}}`, labSiteText}}},
@@ -55,7 +56,7 @@ var labSiteChecks = []struct {
 	{"/lab/canonical-chain", "canonical_chain", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/lab/canonical-middle"`}}},
 	{"/lab/canonical-middle", "", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}` + LabSiteCleanPath + `"`}}},
 	{"/lab/noindex-linked", "noindex_linked", true, [][2]string{{`<title>`, `<meta name="robots" content="noindex"><title>`}}},
-	{"/lab/noindex-in-sitemap", "sitemap_url_noindex", true, [][2]string{{`<title>`, `<meta name="robots" content="noindex"><title>`}}},
+	{"/site-checks/noindex-in-sitemap", "sitemap_url_noindex", true, [][2]string{{`<title>`, `<meta name="robots" content="noindex"><title>`}}},
 	{"/lab/hreflang-no-return", "hreflang_no_return", true, labHreflang("/lab/hreflang-no-return", "/lab/single-inlink")},
 	{"/lab/hreflang-not-200", "hreflang_target_not_200", true, labHreflang("/lab/hreflang-not-200", "/lab/redirect-source")},
 	{"/lab/hreflang-not-canonical", "hreflang_target_not_canonical", true, labHreflang("/lab/hreflang-not-canonical", "/lab/canonical-middle")},
@@ -104,11 +105,41 @@ func init() {
 					`<body><main><h1>Check: gone</h1><h2>What this page shows</h2><p>` + labGoneText + `</p></main></body></html>`))
 			}
 		}
-		labPage(c.path, "Site check: "+check.kind, c.linked, h)
+		if strings.HasPrefix(c.path, "/lab/") {
+			labPage(c.path, "Site check: "+check.kind, c.linked, h)
+			continue
+		}
+		siteCheckPages[c.path] = h
+		if c.linked {
+			siteCheckLinks = append(siteCheckLinks, c.path)
+		}
 	}
-	labPage("/lab/sitemap.xml", "The lab's sitemap", false, func(w http.ResponseWriter, r *http.Request) {
-		xmlDoc(w, Urlset("http://"+r.Host, "/lab/orphan", "/lab/noindex-in-sitemap", LabSiteCleanPath))
+	siteCheckPages["/site-checks/sitemap.xml"] = func(w http.ResponseWriter, r *http.Request) {
+		xmlDoc(w, Urlset("http://"+r.Host, "/site-checks/orphan", "/site-checks/noindex-in-sitemap"))
+	}
+	// The lab's index cannot link outside /lab/: a lab page links the linked /site-checks/ pages.
+	labPage("/lab/site-checks", "Site check: pages listed in a sitemap", true, func(w http.ResponseWriter, r *http.Request) {
+		var links strings.Builder
+		for _, p := range siteCheckLinks {
+			links.WriteString(`<p><a href="` + p + `">` + p + `</a></p>`)
+		}
+		serveLabCheck(w, r, labCheck{path: "/lab/site-checks", kind: "site-checks", edits: [][2]string{{`</main>`, links.String() + `</main>`}}})
 	})
+}
+
+// siteCheckPages are the site checks' pages under /site-checks/, siteCheckLinks those linked.
+var (
+	siteCheckPages = map[string]http.HandlerFunc{}
+	siteCheckLinks []string
+)
+
+// serveSiteChecks serves the pages under /site-checks/; false if p is not one of them.
+func serveSiteChecks(w http.ResponseWriter, r *http.Request, p string) bool {
+	h, ok := siteCheckPages[p]
+	if ok {
+		h(w, r)
+	}
+	return ok
 }
 
 // hangUp closes the connection without an answer: a URL that gave no response.

@@ -28,6 +28,7 @@ const (
 	KindRenderDescription = "render_description_changed"    // JavaScript changes (or sets) the meta description
 	KindRenderNoindex     = "render_noindex_changed"        // noindex appears or disappears once JavaScript ran
 	KindRenderNofollow    = "render_nofollow_changed"       // meta nofollow, or nofollow on links, differs after JavaScript
+	KindRenderHreflang    = "render_hreflang_changed"       // the hreflang annotations differ after JavaScript
 )
 
 // Thresholds of the site passes.
@@ -71,6 +72,7 @@ var siteKinds = []KindInfo{
 	{KindHreflangNoindex, sevWarning, "Hreflang to a noindex page", "An hreflang target asks not to be indexed, so it cannot be shown for its language: annotate indexable pages only.", CatHreflang},
 	{KindRenderNoindex, sevWarning, "Noindex changed by JavaScript", "noindex is in the HTML and not after JavaScript, or the other way round: crawlers that do not render obey the other one; serve the intended directive in the HTML.", CatRendering},
 	{KindRenderNofollow, sevWarning, "Nofollow changed by JavaScript", "meta nofollow, or rel=nofollow on internal links, differs between the HTML and the rendered page: put the intended nofollow in the HTML.", CatRendering},
+	{KindRenderHreflang, sevWarning, "Hreflang changed by JavaScript", "The hreflang annotations in the HTML are not those after JavaScript: crawlers that do not render see another set; serve the final annotations in the HTML.", CatRendering},
 	{KindRenderDescription, sevNotice, "Description changed by JavaScript", "The meta description in the HTML is not the one after JavaScript: search engines may show either; serve the final one in the HTML.", CatRendering},
 	{KindSingleInlink, sevNotice, "Only one internal link", "Only one crawled page links here, so the page is easy to lose and gets little link score: link to it from related pages.", CatLinks},
 	{KindTooDeep, sevNotice, "Page deep in the site", "The page takes more than 3 clicks from the start page (Semrush's threshold): link to it from higher up so visitors and crawlers find it.", CatLinks},

@@ -358,6 +358,7 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"pages", "html_lang", "TEXT"},
 	{"pages", "hreflang", "TEXT"},
 	{"pages", "link_score", "INTEGER"},
+	{"render_pages", "hreflang", "TEXT"},
 }
 
 // migrate brings the tables of an earlier version up to Schema: CREATE TABLE IF NOT EXISTS adds missing
