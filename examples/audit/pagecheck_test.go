@@ -36,7 +36,10 @@ func pageFindings(t *testing.T, r *result, origin string) []string {
 func TestDemoLabPageKinds(t *testing.T) {
 	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-concurrency", "8")
 	require.Equal(t, crawl.ExitOK, r.code, r)
-	got := pageFindings(t, r, "http://cove-shop.test")
+	got := slices.DeleteFunc(pageFindings(t, r, "http://cove-shop.test"), func(s string) bool {
+		// A loaded test machine may answer any page slowly: slow_ttfb is asserted on its own page.
+		return strings.HasPrefix(s, findings.KindSlowTTFB+" ") && s != findings.KindSlowTTFB+" /lab/slow-ttfb"
+	})
 	byPage := map[string][]string{}
 	for _, s := range got {
 		kind, path, _ := strings.Cut(s, " ")
@@ -92,6 +95,9 @@ func TestLabPageKindsOverHTTPS(t *testing.T) {
 	byPage := map[string][]string{}
 	for _, s := range pageFindings(t, r, "https://cove-shop.test") {
 		kind, path, _ := strings.Cut(s, " ")
+		if kind == findings.KindSlowTTFB && path != "/lab/slow-ttfb" {
+			continue // a loaded test machine may answer any page slowly: slow_ttfb is asserted on its own page
+		}
 		byPage[path] = append(byPage[path], kind)
 	}
 	for path, kind := range demo.LabPageKinds() {

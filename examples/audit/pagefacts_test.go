@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,4 +40,22 @@ func TestPageFactsFilledAtCrawlTime(t *testing.T) {
 	var lang2 sql.NullString
 	require.NoError(t, r.db.QueryRow(`SELECT html_lang FROM pages WHERE url = 'http://shop.test/de/'`).Scan(&lang2))
 	assert.False(t, lang2.Valid && lang2.String != "", "no <html lang>: nothing stored")
+}
+
+// A page reached through a redirect and also linked is one document: its own findings are written
+// once, with the row that requested it, not again with the row made for the URL the redirect reached.
+func TestPageFindingsOncePerDocument(t *testing.T) {
+	n, e := loopNet(t)
+	s := n.Add("shop.test")
+	s.Robots("")
+	s.HTML("/", page("Home", "/old", "/b"))
+	s.Redirect("/old", "/new", http.StatusMovedPermanently) // /new unknown yet: the redirect is followed
+	s.HTML("/b", page("B", "/new"))                         // and /new is named afterwards
+	s.HTML("/new", page("New"))
+	r := audit(t, e, "-gap", "0", "-concurrency", "1", "http://shop.test/")
+	require.Equal(t, crawl.ExitOK, r.code, r)
+	require.Equal(t, 1, s.Count("/new"))
+	assert.Equal(t, 1, r.int(t, `SELECT COUNT(*) FROM findings WHERE url = 'http://shop.test/new' AND kind = 'viewport_missing'`))
+	assert.Equal(t, 0, r.int(t, `SELECT COUNT(*) FROM (SELECT kind, url FROM findings WHERE page_check = 1 GROUP BY kind, url HAVING COUNT(*) > 1)`),
+		"no page finding twice")
 }

@@ -32,6 +32,11 @@ type Facts struct {
 	Lorem            bool     // the visible text has "lorem ipsum", placeholder text
 }
 
+// Facts returns what the page says for an SEO audit's checks, gathered when it was parsed with
+// Options.Facts; nil without. It is a method, not a field, because the public fetch/page.Page carries
+// every field of Page and these facts are the audit's, not the library's.
+func (p *Page) Facts() *Facts { return p.facts }
+
 // Image is one <img> element.
 type Image struct {
 	Src       string // src as written, capped
@@ -73,7 +78,7 @@ func headElement(a atom.Atom) bool {
 
 // factsStart notes what an HTML start tag outside templates tells Facts.
 func (p *parser) factsStart(name atom.Atom, a *attrs) {
-	f := p.page.Facts
+	f := p.page.facts
 	if !headElement(name) {
 		p.inBody = true
 	}
@@ -102,7 +107,7 @@ func (p *parser) factsStart(name atom.Atom, a *attrs) {
 
 // factsMeta notes what a <meta> tells Facts.
 func (p *parser) factsMeta(a *attrs) {
-	f := p.page.Facts
+	f := p.page.facts
 	if a.has&hasCharset != 0 {
 		f.CharsetMeta = true
 	}
@@ -138,7 +143,7 @@ func (p *parser) factsMeta(a *attrs) {
 
 // jsonldText appends a JSON-LD script's text, up to the cap.
 func (p *parser) jsonldText(b []byte) {
-	j := &p.page.Facts.JSONLD[len(p.page.Facts.JSONLD)-1]
+	j := &p.page.facts.JSONLD[len(p.page.facts.JSONLD)-1]
 	room := MaxJSONLDBytes - len(j.Body)
 	if len(b) > room {
 		b, j.Truncated = b[:max(room, 0)], true
@@ -148,7 +153,7 @@ func (p *parser) jsonldText(b []byte) {
 
 // factsText notes the visible text just written: its size, the end of the head, placeholder text.
 func (p *parser) factsText(out []byte) {
-	f := p.page.Facts
+	f := p.page.facts
 	f.TextBytes += len(out)
 	p.inBody = true
 	if f.Lorem {

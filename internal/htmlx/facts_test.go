@@ -28,7 +28,7 @@ func TestFacts(t *testing.T) {
 	u, _ := url.Parse("https://x.example/dir/page")
 	p, err := Options{Facts: true}.Parse(strings.NewReader(doc), u)
 	require.NoError(t, err)
-	f := p.Facts
+	f := p.Facts()
 	require.NotNil(t, f)
 	assert.Equal(t, []uint8{1, 3, 2}, f.Headings)
 	assert.Equal(t, []Image{{Src: "/a.png", Alt: "A", HasAlt: true}, {Src: "/b.png", HasAlt: true, HasWidth: true, HasHeight: true}, {Src: "/c.png"}}, f.Images)
@@ -53,18 +53,18 @@ func TestFacts(t *testing.T) {
 
 	p, err = Parse(strings.NewReader(doc), u)
 	require.NoError(t, err)
-	assert.Nil(t, p.Facts, "facts only when asked")
+	assert.Nil(t, p.Facts(), "facts only when asked")
 }
 
 func TestFactsCharsetHTTPEquivAndNone(t *testing.T) {
 	p, err := Options{Facts: true}.Parse(strings.NewReader(`<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"><p>x`), nil)
 	require.NoError(t, err)
-	assert.True(t, p.Facts.CharsetMeta)
+	assert.True(t, p.Facts().CharsetMeta)
 	p, err = Options{Facts: true}.Parse(strings.NewReader(`<title>x</title><p>lorem, ipsum</p>`), nil)
 	require.NoError(t, err)
-	assert.False(t, p.Facts.CharsetMeta)
-	assert.False(t, p.Facts.Lorem, "a comma between the words is not the placeholder")
-	assert.Empty(t, p.Facts.Headings)
+	assert.False(t, p.Facts().CharsetMeta)
+	assert.False(t, p.Facts().Lorem, "a comma between the words is not the placeholder")
+	assert.Empty(t, p.Facts().Headings)
 }
 
 // The lists are capped whatever the page.
@@ -76,7 +76,7 @@ func TestFactsBounded(t *testing.T) {
 	b.WriteString(`<script type=application/ld+json>` + strings.Repeat("x", MaxJSONLDBytes+5) + `</script>`)
 	p, err := Options{Facts: true}.Parse(&b, nil)
 	require.NoError(t, err)
-	f := p.Facts
+	f := p.Facts()
 	assert.Len(t, f.Headings, MaxFactItems)
 	assert.Len(t, f.Images, MaxFactItems)
 	assert.Equal(t, MaxFactItems+10, f.ImagesN)
@@ -85,7 +85,7 @@ func TestFactsBounded(t *testing.T) {
 
 	p, err = Options{Facts: true}.Parse(strings.NewReader(`<script type=application/ld+json>`+strings.Repeat("x", MaxJSONLDBytes+5)+`</script>`), nil)
 	require.NoError(t, err)
-	require.Len(t, p.Facts.JSONLD, 1)
-	assert.Len(t, p.Facts.JSONLD[0].Body, MaxJSONLDBytes)
-	assert.True(t, p.Facts.JSONLD[0].Truncated)
+	require.Len(t, p.Facts().JSONLD, 1)
+	assert.Len(t, p.Facts().JSONLD[0].Body, MaxJSONLDBytes)
+	assert.True(t, p.Facts().JSONLD[0].Truncated)
 }

@@ -122,9 +122,9 @@ func FuzzFacts(f *testing.F) {
 		fo.Facts = true
 		p, err := fo.Parse(strings.NewReader(doc), base)
 		require.NoError(t, err)
-		fs := p.Facts
+		fs := p.facts
 		require.NotNil(t, fs)
-		p.Facts = nil
+		p.facts = nil
 		require.Equal(t, plain, p, "facts change nothing else")
 		require.LessOrEqual(t, len(fs.Headings), MaxFactItems)
 		require.LessOrEqual(t, len(fs.Images), MaxFactItems)

@@ -64,8 +64,7 @@ type Page struct {
 	InvalidLinks int  // http(s)/relative URLs that could not be parsed and were left out
 	LinksDropped int  // links beyond Options.MaxLinks
 
-	// Facts are the page's facts for an SEO audit's checks, with Options.Facts; nil without.
-	Facts *Facts
+	facts *Facts // with Options.Facts (Facts)
 
 	text []byte // the visible words joined by spaces, with Options.keepText (tests)
 }
@@ -82,7 +81,7 @@ type Options struct {
 	// stops the writing and is returned by Parse; parsing goes on.
 	Text io.Writer
 
-	// Facts asks for Page.Facts, gathered in the same pass.
+	// Facts asks for Page.Facts(), gathered in the same pass.
 	Facts bool
 
 	keepText bool // tests: keep the visible text in Page.text
@@ -143,7 +142,7 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{},
 		anchor: -1, pendingLink: -1}
 	if o.Facts {
-		p.page.Facts = &Facts{}
+		p.page.facts = &Facts{}
 	}
 	err := p.run()
 	p.finish(pageURL, links)
@@ -450,8 +449,8 @@ func (p *parser) runNoscript(text []byte) {
 func (p *parser) start(selfClosing bool) {
 	var name atom.Atom
 	name, p.tag = tagName(p.z.Raw()) // name is 0 for unknown elements; the hash tells them apart
-	if p.page.Facts != nil && !p.noscript && p.templates == 0 {
-		p.page.Facts.Elements++
+	if p.page.facts != nil && !p.noscript && p.templates == 0 {
+		p.page.facts.Elements++
 	}
 	switch {
 	case p.noscript:
@@ -529,11 +528,11 @@ func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
 	}
 	p.cl = classOf(name)
 	var a attrs
-	if wantsAttrs(name) || p.page.Facts != nil && name == atom.Form {
+	if wantsAttrs(name) || p.page.facts != nil && name == atom.Form {
 		a = p.readAttrs()
 	}
 	live := p.templates == 0 // template content is inert: not part of the page
-	if live && p.page.Facts != nil {
+	if live && p.page.facts != nil {
 		p.factsStart(name, &a)
 	}
 	switch name {
@@ -652,7 +651,7 @@ func (p *parser) end(name atom.Atom) {
 }
 
 func (p *parser) meta(a attrs) {
-	if p.page.Facts != nil {
+	if p.page.facts != nil {
 		p.factsMeta(&a)
 	}
 	if strings.EqualFold(strings.TrimSpace(a.httpEquiv), "refresh") {
@@ -721,8 +720,8 @@ func (p *parser) link(a attrs) {
 		}
 	}
 	if canonical {
-		if p.page.Facts != nil && p.inBody {
-			p.page.Facts.CanonicalsInBody++
+		if p.page.facts != nil && p.inBody {
+			p.page.facts.CanonicalsInBody++
 		}
 		p.page.CanonicalCount++
 		if p.canonical == "" && a.href != "" {
@@ -857,7 +856,7 @@ func (p *parser) text(b []byte) {
 		i += size
 	}
 	if len(out) > 0 {
-		if p.page.Facts != nil {
+		if p.page.facts != nil {
 			p.factsText(out)
 		}
 		p.hash.Write(out)
@@ -915,7 +914,7 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 	if p.refresh != "" {
 		pg.Refresh, _ = res.resolve(p.refresh)
 	}
-	if f := pg.Facts; f != nil {
+	if f := pg.facts; f != nil {
 		f.CanonicalRaw = p.canonical
 		for _, raw := range p.forms {
 			var u string

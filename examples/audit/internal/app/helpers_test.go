@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -153,4 +154,19 @@ func newSite(t testing.TB, pages map[string]string) *site {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// dropPageChecks deletes the findings of the pages' own responses (a test site's minimal pages have
+// many: no viewport, thin content...), for tests that count the findings of other kinds; the page
+// checks have their own tests (internal/pagecheck, and the audit's pagecheck_test.go).
+func dropPageChecks(t testing.TB, s *served) {
+	t.Helper()
+	db, err := sql.Open("sqlite", s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM findings WHERE page_check = 1`); err != nil {
+		t.Fatal(err)
+	}
 }

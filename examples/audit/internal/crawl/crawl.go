@@ -826,7 +826,7 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 	if record {
 		// The page's own findings, once per document however many URLs redirect to it.
 		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
-			Bytes: len(res.Body), Page: pg, XRobot: p.XRobots, OnSite: c.InScope})
+			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope})
 	}
 	seen := map[string]bool{}
 	for _, l := range pg.Links {

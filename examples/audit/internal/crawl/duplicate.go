@@ -75,7 +75,7 @@ func (c *Crawler) rememberReached(p *store.PageRecord, res *fetch.Result, err er
 		return
 	}
 	chain := *p
-	chain.Links = nil
+	chain.Links, chain.Findings = nil, nil // the document's links and own findings are written once, with p
 	var now []*store.PageRecord
 	c.mu.Lock()
 	for i := 1; i <= last; i++ {

@@ -59,27 +59,27 @@ const (
 
 // Input is what the crawl knows of one fetched HTML page.
 type Input struct {
-	URL    string      // the document's URL: the final URL after redirects; findings are named by it
-	Status int         // the final response's status
-	Header http.Header // the final response's headers, with Content-Encoding as the server sent it
-	TTFB   time.Duration
-	Bytes  int                 // HTML bytes, decoded
-	Page   *htmlx.Page         // parsed with htmlx.Options.Facts
-	XRobot string              // the X-Robots-Tag values joined by ", " (Header's, read once by the crawl)
-	OnSite func(*url.URL) bool // whether a URL is on the crawled site; nil means the page's host
+	URL        string              // the document's URL: the final URL after redirects; findings are named by it
+	Status     int                 // the final response's status
+	Header     http.Header         // the final response's headers, with Content-Encoding as the server sent it
+	TTFB       time.Duration       // the final request's time to first byte (fetch.Result.TTFB)
+	Bytes      int                 // HTML bytes, decoded
+	Page       *htmlx.Page         // parsed with htmlx.Options.Facts
+	XRobotsTag string              // the X-Robots-Tag values joined by ", " (Header's, read once by the crawl)
+	OnSite     func(*url.URL) bool // whether a URL is on the crawled site; nil means the page's host
 }
 
 // Check returns the findings of one page, in a fixed order (the order of the kinds below). It returns
 // nothing for a page without facts.
 func Check(in Input) []store.FindingRecord {
-	if in.Page == nil || in.Page.Facts == nil {
+	if in.Page == nil || in.Page.Facts() == nil {
 		return nil
 	}
 	u, err := url.Parse(in.URL)
 	if err != nil {
 		return nil
 	}
-	c := &checker{in: in, pg: in.Page, f: in.Page.Facts, u: u, https: strings.EqualFold(u.Scheme, "https")}
+	c := &checker{in: in, pg: in.Page, f: in.Page.Facts(), u: u, https: strings.EqualFold(u.Scheme, "https")}
 	if c.in.OnSite == nil {
 		c.in.OnSite = func(l *url.URL) bool { return strings.EqualFold(l.Hostname(), u.Hostname()) }
 	}
@@ -389,7 +389,7 @@ func has(list []string, s string) bool {
 }
 
 func (c *checker) directives() {
-	meta, hdr := directives(c.pg.MetaRobots), directives(c.in.XRobot)
+	meta, hdr := directives(c.pg.MetaRobots), directives(c.in.XRobotsTag)
 	var where []string
 	if has(meta, "nofollow") || has(meta, "none") {
 		where = append(where, "meta robots")
@@ -409,8 +409,8 @@ func (c *checker) directives() {
 	if len(other) > 0 {
 		c.add(findings.KindRobotsOther, "%s", strings.Join(other, ", "))
 	}
-	if strings.TrimSpace(c.in.XRobot) != "" {
-		c.add(findings.KindXRobotsTag, "X-Robots-Tag: %s", c.in.XRobot)
+	if strings.TrimSpace(c.in.XRobotsTag) != "" {
+		c.add(findings.KindXRobotsTag, "X-Robots-Tag: %s", c.in.XRobotsTag)
 	}
 	if c.f.MetaRobotsInBody > 0 {
 		c.add(findings.KindRobotsOutside, "%d robots meta tags in the body", c.f.MetaRobotsInBody)

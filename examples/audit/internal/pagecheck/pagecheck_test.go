@@ -51,7 +51,7 @@ func check(t *testing.T, rawURL, doc string, h http.Header, ttfb time.Duration) 
 	pg, err := htmlx.Options{Facts: true}.Parse(strings.NewReader(doc), u)
 	require.NoError(t, err)
 	fs := Check(Input{URL: rawURL, Status: http.StatusOK, Header: h, TTFB: ttfb, Bytes: len(doc), Page: pg,
-		XRobot: strings.Join(h.Values("X-Robots-Tag"), ", ")})
+		XRobotsTag: strings.Join(h.Values("X-Robots-Tag"), ", ")})
 	var kinds []string
 	for _, f := range fs {
 		assert.Equal(t, rawURL, f.URL, "named by the document's URL")
