@@ -50,7 +50,7 @@ func BenchmarkPasses(b *testing.B) {
 						b.ReportMetric(float64(d.Microseconds())/1000, "load+rank-ms")
 					}
 					if pass.run == nil {
-						for _, name := range []string{"pages", "documents", "duplicates", "near-duplicates", "link score"} {
+						for _, name := range []string{"prepare", "pages", "documents", "duplicates", "near-duplicates", "link score"} {
 							b.Logf("%s: %s", name, sum.Took[name])
 						}
 					}

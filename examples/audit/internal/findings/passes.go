@@ -32,7 +32,7 @@ type Extra struct {
 type Summary struct {
 	Counts   map[string]int
 	Examples map[string]store.FindingRecord
-	// Took is the time each pass took, by name ("pages", "near-duplicates", "link score"...), and
+	// Took is the time each pass took, by name ("prepare", "pages", "near-duplicates", "link score"...), and
 	// "link score: load+rank" the part of the link score pass that builds and ranks the graph.
 	Took map[string]time.Duration
 }
@@ -65,7 +65,9 @@ func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	begun := time.Now()
 	err = st.ReplaceFindings(ctx, func(p *store.Pass) error {
+		sum.Took["prepare"] = time.Since(begun) // the documents and referrer counts, materialised once
 		r := &run{p: p, sum: &sum}
 		for _, pass := range []struct {
 			name string

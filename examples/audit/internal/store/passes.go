@@ -67,6 +67,13 @@ func CanonicalElsewhere(canonical, url string) bool {
 	return c != "" && NormalizeOrSelf(c) != NormalizeOrSelf(url)
 }
 
+// refsCreate counts the distinct referrers of every internal URL in one sequential reading of the links
+// (NOT INDEXED: one sort of the whole table beats a look-up by target per page, each fetching its rows
+// at random), for QueryPages.
+const refsCreate = `CREATE TEMP TABLE audit_refs (to_url TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT INTO audit_refs SELECT to_url, COUNT(DISTINCT from_url) FROM links NOT INDEXED
+	WHERE crawl_id = ?1 AND external = 0 AND from_url <> to_url GROUP BY to_url`
+
 // PassQuery is one of the named queries of the passes.
 type PassQuery string
 
@@ -123,12 +130,9 @@ const RefsListed = 10
 // The named queries.
 var (
 	// QueryPages: every page row in (depth, url) order, with how many distinct pages link to it (links
-	// from a page to itself left out: one look-up of the links by target per page; the "|| ''" keeps the
-	// planner from scanning the links by source for the DISTINCT) and whether a sitemap
-	// lists it. Columns: refs, in_sitemap, then pageColumns.
-	QueryPages = PassQuery(`SELECT
-		(SELECT COUNT(DISTINCT l.from_url || '') FROM links l
-			WHERE l.crawl_id = p.crawl_id AND l.to_url = p.url AND l.external = 0 AND l.from_url <> l.to_url),
+	// from a page to itself left out; temp.audit_refs, RefsCreate) and whether a sitemap lists it.
+	// Columns: refs, in_sitemap, then pageColumns.
+	QueryPages = PassQuery(`SELECT COALESCE((SELECT n FROM temp.audit_refs r WHERE r.to_url = p.url), 0),
 		EXISTS (SELECT 1 FROM sitemap_urls s WHERE s.crawl_id = p.crawl_id AND s.url = p.url), ` + pageColumns + `
 	FROM pages p WHERE p.crawl_id = ?1 ORDER BY p.depth, p.url`)
 	// QueryReferrers: the first RefsListed distinct pages (by URL) linking to URL ?2. Column: from_url.
@@ -269,7 +273,8 @@ func (s *Store) ReplaceFindings(ctx context.Context, run func(*Pass) error) erro
 		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM findings WHERE crawl_id = ?1 AND page_check = 0`, `DROP TABLE IF EXISTS temp.audit_docs`, docsCreate} {
+	for _, q := range []string{`DELETE FROM findings WHERE crawl_id = ?1 AND page_check = 0`, `DROP TABLE IF EXISTS temp.audit_docs`, docsCreate,
+		`DROP TABLE IF EXISTS temp.audit_refs`, refsCreate} {
 		if _, err := tx.ExecContext(ctx, q, s.CrawlID); err != nil {
 			return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
 		}
@@ -288,7 +293,7 @@ func (s *Store) ReplaceFindings(ctx context.Context, run func(*Pass) error) erro
 		return err
 	}
 	// The temporary tables go with the transaction: a rollback drops them, and so does this.
-	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS temp.audit_docs`); err != nil {
+	if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS temp.audit_docs; DROP TABLE IF EXISTS temp.audit_refs`); err != nil {
 		return err
 	}
 	return tx.Commit()
