@@ -88,7 +88,8 @@ func WriteCSVDir(ctx context.Context, db *sql.DB, crawlID int64, dir string) ([]
 }
 
 // WriteCSV writes one table of a crawl (one of store.TablesOf) as CSV, with a BOM for spreadsheets; the
-// findings get their severity and advice as two more columns.
+// findings get their kind's severity, advice and category as three more columns. Rows are streamed
+// from the table to w, one at a time.
 func WriteCSV(ctx context.Context, w io.Writer, db *sql.DB, crawlID int64, table string) error {
 	if _, err := io.WriteString(w, Utf8BOM); err != nil {
 		return err
@@ -104,17 +105,17 @@ func WriteCSV(ctx context.Context, w io.Writer, db *sql.DB, crawlID int64, table
 					kindCol = i
 				}
 			}
-			head = append(append([]string{}, names...), "severity", "advice")
+			head = append(append([]string{}, names...), "severity", "advice", "category")
 		}
 		return cw.Write(head)
 	}, func(vals []any) error {
-		rec := make([]string, len(vals), len(vals)+2)
+		rec := make([]string, len(vals), len(vals)+3)
 		for i, v := range vals {
 			rec[i] = cellText(v)
 		}
 		if kindCol >= 0 {
 			info := findings.InfoOf(asString(vals[kindCol]))
-			rec = append(rec, info.Severity.String(), info.Advice)
+			rec = append(rec, info.Severity.String(), info.Advice, info.Category)
 		}
 		return cw.Write(rec)
 	})
@@ -155,7 +156,11 @@ func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 		return err
 	}
 	bw.WriteString(`,"summary":`)
-	if err := enc(d.summarize()); err != nil {
+	sum, err := d.summarize()
+	if err != nil {
+		return err
+	}
+	if err := enc(sum); err != nil {
 		return err
 	}
 	tables, err := store.TablesOf(ctx, db, d.Crawl.ID)
@@ -203,6 +208,8 @@ func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 				enc(info.Severity.String())
 				bw.WriteString(`,"advice":`)
 				enc(info.Advice)
+				bw.WriteString(`,"category":`)
+				enc(info.Category)
 			}
 			return bw.WriteByte('}')
 		})
