@@ -569,55 +569,72 @@ func (d *reportData) topInlinks(n int) ([]inlinked, error) {
 // inlinksShown is how many referrers the report names next to a URL; the links table has them all.
 const inlinksShown = 3
 
-// inlinksOf is how many distinct pages link to each of urls (itself left out) and the first few by URL:
-// one indexed query per URL, for the URLs a table shows.
+// inlinksOf is how many distinct pages link to each of urls (itself left out) and the first few by URL,
+// for the URLs one table shows: one query per batch of them, whose window functions keep only the
+// first few referrers of each.
 func (d *reportData) inlinksOf(urls []string) (map[string]store.Inlinks, error) {
 	out := make(map[string]store.Inlinks, len(urls))
-	for _, u := range urls {
-		if _, ok := out[u]; ok {
-			continue
-		}
-		var in store.Inlinks
-		if err := d.db.QueryRowContext(d.ctx, `SELECT COUNT(DISTINCT from_url) FROM links WHERE crawl_id = ? AND to_url = ? AND from_url <> to_url`,
-			d.Crawl.ID, u).Scan(&in.N); err != nil {
-			return nil, err
-		}
-		if in.N > 0 {
-			err := eachRow(d.ctx, d.db, `SELECT DISTINCT from_url FROM links WHERE crawl_id = ? AND to_url = ? AND from_url <> to_url
-				ORDER BY from_url LIMIT ?`, []any{d.Crawl.ID, u, inlinksShown}, func(scan func(...any) error) error {
-				var f string
-				if err := scan(&f); err != nil {
+	err := inBatches(urls, func(list string, args []any) error {
+		return eachRow(d.ctx, d.db, `SELECT to_url, from_url, n FROM (
+			SELECT to_url, from_url, ROW_NUMBER() OVER (PARTITION BY to_url ORDER BY from_url) AS rn,
+				COUNT(*) OVER (PARTITION BY to_url) AS n
+			FROM (SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ? AND to_url IN (`+list+`) AND from_url <> to_url))
+			WHERE rn <= ? ORDER BY to_url, rn`, append(append([]any{d.Crawl.ID}, args...), inlinksShown),
+			func(scan func(...any) error) error {
+				var to, from string
+				var n int
+				if err := scan(&to, &from, &n); err != nil {
 					return err
 				}
-				in.First = append(in.First, f)
+				in := out[to]
+				in.N = n
+				in.First = append(in.First, from)
+				out[to] = in
 				return nil
 			})
-			if err != nil {
-				return nil, err
+	})
+	return out, err
+}
+
+// inBatches calls fn with an SQL list of placeholders and its arguments for each batch of urls
+// (distinct), small enough for SQLite's limit on parameters.
+func inBatches(urls []string, fn func(list string, args []any) error) error {
+	const batch = 200
+	seen := make(map[string]bool, len(urls))
+	var args []any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		err := fn(strings.TrimSuffix(strings.Repeat("?,", len(args)), ","), args)
+		args = args[:0]
+		return err
+	}
+	for _, u := range urls {
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		if args = append(args, u); len(args) == batch {
+			if err := flush(); err != nil {
+				return err
 			}
 		}
-		out[u] = in
 	}
-	return out, nil
+	return flush()
 }
 
 // pagesOf reads the pages rows of urls (those the crawl has), for the columns of a table that lists them.
 func (d *reportData) pagesOf(urls []string) (map[string]pageRow, error) {
 	out := make(map[string]pageRow, len(urls))
-	for _, u := range urls {
-		if _, ok := out[u]; ok {
-			continue
-		}
-		err := d.eachPage(`WHERE p.crawl_id = ? AND p.url = ?`, []any{d.Crawl.ID, u}, func(p pageRow) error {
+	err := inBatches(urls, func(list string, args []any) error {
+		return d.eachPage(`WHERE p.crawl_id = ? AND p.url IN (`+list+`)`, append([]any{d.Crawl.ID}, args...), func(p pageRow) error {
 			rec := *p.PageRecord
-			out[u] = pageRow{PageRecord: &rec, Score: p.Score}
+			out[rec.URL] = pageRow{PageRecord: &rec, Score: p.Score}
 			return nil
 		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // firstListing keeps, of the rows su of sitemap_urls, each distinct URL's first listing: found through
