@@ -223,6 +223,8 @@ func TestReportInBrowser(t *testing.T) {
 		assert.ElementsMatch(t, []string{"/broken", "/err", "/reset"}, broken, "the broken links' page list")
 		top := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#linkscore-table tbody tr")).map(tr => tr.cells[0].innerText + " " + tr.cells[1].innerText)`)
 		assert.Equal(t, []string{"/ 100", "/a 80", "/b 40"}, top, "the top pages by link score")
+		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: 1300, DeviceScaleFactor: 1})
+		require.NoError(t, err)
 		require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`section.category`))))
 		shot := screenshot(t, ctx, "categories.png", false)
 		if dst := os.Getenv("AUDIT_README_SCREENSHOT_CATEGORIES"); dst != "" {

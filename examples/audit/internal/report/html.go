@@ -140,6 +140,10 @@ details.kind summary { cursor:pointer; display:flex; flex-wrap:wrap; align-items
 details.kind summary .cnt { margin-left:auto; color:var(--muted); }
 details.kind p.advice { margin:6px 0; color:var(--muted); }
 details.kind .tbl { margin-bottom:6px; }
+section.category { margin:26px 0 10px; }
+section.category h3.cat { font-size:17px; margin:0 0 6px; padding-bottom:4px; border-bottom:1px solid var(--line); }
+section.category p.sevcounts { margin:4px 0 10px; display:flex; gap:6px; }
+section.category figure.chart { max-width:640px; margin:0 0 10px; }
 dl.kv { display:grid; grid-template-columns:max-content 1fr; gap:6px 18px; background:var(--card); border:1px solid var(--line);
 	border-radius:8px; padding:14px 16px; margin:8px 0; }
 dl.kv dt { color:var(--muted); } dl.kv dd { margin:0; }

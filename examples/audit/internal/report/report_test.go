@@ -128,7 +128,9 @@ func TestReportByCategory(t *testing.T) {
 
 	for k, n := range kindN {
 		box := byID(t, doc, "kind-"+k+"-urls")
-		trs := find(box, func(x *html.Node) bool { return x.Data == "tr" && len(find(x, func(y *html.Node) bool { return y.Data == "td" })) > 0 })
+		trs := find(box, func(x *html.Node) bool {
+			return x.Data == "tr" && len(find(x, func(y *html.Node) bool { return y.Data == "td" })) > 0
+		})
 		assert.Len(t, trs, min(n, KindRowsMax), k)
 		if n > KindRowsMax {
 			note := text(box)
