@@ -150,9 +150,6 @@ type comparison struct {
 	NNew, NRemoved, NChanged, NAppeared, NFixed int
 }
 
-// Change names, in the order the changed table lists them for one URL.
-var changeOrder = []string{"status", "title", "description", "canonical", "indexability"}
-
 // CompareCrawls reads crawls a (older) and b (newer) from db and lists what changed between them: URLs
 // new and gone, fields changed on pages both crawls fetched, findings that appeared and were fixed, and
 // the finding kinds that appeared, disappeared or changed count. It streams: one join of the two crawls'
