@@ -72,6 +72,11 @@ func TestCompareTwoCrawlsOfAChangedSite(t *testing.T) {
 	assert.Equal(t, `Comparing crawl 1 (`+a.Started.UTC().Format("2006-01-02 15:04")+`, finished) with crawl 2 (`+b.Started.UTC().Format("2006-01-02 15:04")+`, finished) of shop.test
 URLs 5 -> 4, findings 2 -> 2: 0 new, 1 removed, 3 changed, 1 findings appeared, 1 fixed.
 Findings by kind: broken_link -1, redirect +1.
+Kinds: 1 appeared, 1 disappeared, 0 changed count.
+
+KIND         CATEGORY        SEVERITY  BEFORE  AFTER  CHANGE
+broken_link  Links           error     1       0      disappeared
+redirect     Response codes  notice    0       1      appeared
 
 CHANGE         URL       BEFORE                           AFTER
 removed URL    /gone     200                              -

@@ -73,7 +73,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			require.NoError(t, err)
 			head := names
 			if table == "findings" {
-				head = append(append([]string{}, names...), "severity", "advice")
+				head = append(append([]string{}, names...), "severity", "advice", "category")
 			}
 			require.Equal(t, head, recs[0], "a header row with the table's columns")
 			i := 1
@@ -92,7 +92,7 @@ func TestCSVRoundTrip(t *testing.T) {
 				}
 				if table == "findings" {
 					info := findings.InfoOf(rec[indexOf(names, "kind")])
-					assert.Equal(t, []string{info.Severity.String(), info.Advice}, rec[len(names):])
+					assert.Equal(t, []string{info.Severity.String(), info.Advice, info.Category}, rec[len(names):])
 				}
 				i++
 			}
@@ -202,7 +202,9 @@ func TestJSONExport(t *testing.T) {
 	assert.Equal(t, xssTitle, titles["http://shop.test/xss"])
 	assert.Nil(t, titles["http://shop.test/broken"], "NULL is null")
 	for _, f := range doc.Findings {
-		assert.Equal(t, findings.InfoOf(f["kind"].(string)).Severity.String(), f["severity"])
+		info := findings.InfoOf(f["kind"].(string))
+		assert.Equal(t, info.Severity.String(), f["severity"])
+		assert.Equal(t, info.Category, f["category"])
 	}
 }
 
