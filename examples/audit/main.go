@@ -71,6 +71,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
 		case "app":
 			return runApp(ctx, args[1:], stdout, stderr, e)
+		case "migrate":
+			return runMigrate(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := parseArgs(args, stderr)
