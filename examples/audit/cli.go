@@ -87,7 +87,7 @@ func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
 	fs.StringVar(&c.Browser, "browser", "", "the browser for -render: a `path` or a name in PATH (default: the first of chromium, chromium-browser, google-chrome)")
 	fs.BoolVar(&c.Timings, "timings", false, "print how long the crawl and each pass after it took, to stderr")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the run to `file`")
-	fs.StringVar(&c.MemProfile, "memprofile", "", "write a pprof heap profile to `file` when the crawl stops, before the passes after it")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write a pprof heap profile to `file` when the crawl stops, before the passes after it (and file.end at exit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)

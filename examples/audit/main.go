@@ -161,6 +161,12 @@ func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout
 	phase("findings")
 	code = end.WriteReport(code, stdout, stderr)
 	phase("report")
+	if c.Cfg.MemProfile != "" {
+		// The second profile: its alloc_space shows what the passes after the crawl allocated.
+		if err := writeHeapProfile(c.Cfg.MemProfile + ".end"); err != nil {
+			fmt.Fprintf(stderr, "audit: %v\n", err)
+		}
+	}
 	if shop != nil {
 		shop.Report(stdout, c.Cfg.UserAgent)
 	}

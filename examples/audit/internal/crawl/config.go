@@ -47,7 +47,7 @@ type Config struct {
 	// What the benchmark script (bench/scale.sh) reads; none changes what is crawled or written.
 	Timings    bool   // -timings: print how long the crawl and each pass after it took, to stderr
 	CPUProfile string // -cpuprofile FILE: a pprof CPU profile of the whole run
-	MemProfile string // -memprofile FILE: a pprof heap profile taken when the crawl stops, before the passes
+	MemProfile string // -memprofile FILE: a pprof heap profile taken when the crawl stops, before the passes; FILE.end at exit
 }
 
 // Settings is the part of the command line the crawls row keeps, so a resume and the report see the
