@@ -69,7 +69,24 @@ prof=()
 [ -z "${PROFILE:-}" ] || prof=(-cpuprofile "$work/cpu.pprof" -memprofile "$work/heap.pprof")
 rm -f "$work"/scale.db*
 echo "crawling $pages pages of $shop_url (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-timed "$work/scale" "$audit" -db "$work/scale.db" -max-pages "$pages" -max-depth 100 -gap 0 -concurrency 16 -quiet -timings "${prof[@]}" "$shop_url"
+timed "$work/scale" "$audit" -db "$work/scale.db" -max-pages "$pages" -max-depth 100 -gap 0 -concurrency 16 -quiet -timings "${prof[@]}" "$shop_url" &
+timed_pid=$!
+# Every 30 s, a line of $work/progress.tsv: seconds, pages written, the audit's RSS and peak RSS (MB), the
+# database's size with its WAL (MB), the load average.
+printf 'seconds\tpages\trss_mb\tpeak_rss_mb\tdb_mb\tload\n' >"$work/progress.tsv"
+t0=$(date +%s)
+while kill -0 "$timed_pid" 2>/dev/null; do
+	sleep 30
+	tpid=$(pgrep -P "$timed_pid" | head -1) || true # the subshell's /usr/bin/time, whose child is the audit
+	[ -n "$tpid" ] || continue
+	apid=$(pgrep -P "$tpid" | head -1) || true
+	[ -n "$apid" ] || continue
+	rss=$(awk '/^VmRSS/{r=$2} /^VmHWM/{h=$2} END{printf "%.0f\t%.0f", r/1024, h/1024}' "/proc/$apid/status" 2>/dev/null) || continue
+	n=$(sqlite3 "file:$work/scale.db?mode=ro" 'SELECT count(*) FROM pages' 2>/dev/null || echo '?')
+	db=$(stat -c %s "$work"/scale.db "$work"/scale.db-wal 2>/dev/null | awk '{s+=$1} END{printf "%.0f", s/1e6}')
+	printf '%s\t%s\t%s\t%s\t%s\n' $(($(date +%s) - t0)) "$n" "$rss" "$db" "$(cut -d' ' -f1 /proc/loadavg)" >>"$work/progress.tsv"
+done
+wait "$timed_pid" || echo "scale.sh: the audit exited with status $?" >&2
 stop_shop
 crawled=$(sqlite3 "$work/scale.db" 'SELECT count(*) FROM pages')
 links=$(sqlite3 "$work/scale.db" 'SELECT count(*) FROM links')
