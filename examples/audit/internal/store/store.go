@@ -344,13 +344,13 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	if err := checkFile(ctx, path); err != nil {
 		return nil, err
 	}
-	// temp_store(MEMORY): the statement journal of the multi-row INSERTs (a page's links) stays in memory
-	// instead of a temporary file written for every page; cache_size: 32 MB of pages, so that the
-	// indexes' upper levels stay cached as they grow (a fixed amount, whatever the crawl's size);
+	// cache_size: 32 MB of pages, so that the indexes' upper levels stay cached as they grow (a fixed
+	// amount, whatever the crawl's size; temporary B-trees stay in files: a sort of a million-page crawl's
+	// links must not be held in memory);
 	// wal_autocheckpoint: a checkpoint every 32 MB of WAL rather than 4, so that the pages the writes keep
 	// touching (the indexes' inner pages) are copied back once per checkpoint, not eight times.
 	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)" +
-		"&_pragma=temp_store(MEMORY)&_pragma=cache_size(-32000)&_pragma=wal_autocheckpoint(8000)"
+		"&_pragma=cache_size(-32000)&_pragma=wal_autocheckpoint(8000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
