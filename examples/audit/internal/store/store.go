@@ -681,7 +681,9 @@ const (
 
 // urlIDsMax bounds the writer's cache of URL ids (about 40 bytes an entry): past it the cache starts
 // over, and the URLs it forgot are looked up in the file again, so memory stays flat at any crawl size.
-const urlIDsMax = 1 << 21
+// Breadth-first, a page is written long after the page that linked to it interned its URL, so a bigger
+// cache would not spare that lookup; it keeps the URLs many pages link to (home, navigation).
+const urlIDsMax = 1 << 16
 
 // urlIDs caches the urls.id of the URLs the writer has written, by a 64-bit hash of the URL. Two URLs
 // whose hashes collide would share an id; for n URLs that happens with probability about n²/2⁶⁵ (3·10⁻⁸
