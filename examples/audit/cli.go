@@ -32,6 +32,7 @@ const usageText = `usage: audit [flags] URL
        audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
        audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
        audit app [-addr 127.0.0.1:0] [-db FILE] [-demo] [-no-browser]       (the window: audit app -h)
+       audit migrate [-db FILE]                                             (convert an older version's file)
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
 obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
