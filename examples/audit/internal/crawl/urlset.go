@@ -28,6 +28,3 @@ func (s *urlSet) add(u string) bool {
 	s.m[h] = struct{}{}
 	return true
 }
-
-// len is how many URLs the set holds.
-func (s *urlSet) len() int { return len(s.m) }
