@@ -3,6 +3,7 @@
 #
 #   examples/audit/bench/scale.sh [PAGES]     # crawl a generated PAGES-page loopback shop (default 100000)
 #   examples/audit/bench/scale.sh colly       # CPU side by side: colly v2 and the audit, 500 pages, 3 runs each
+#                                             # (AUDIT2=path adds a second build to each round)
 #
 # The shop (bench/shop) is served on 127.0.0.1 by a Go program: 60 links and 22.7 KB a page, instant
 # answers. The crawl is `audit -max-pages PAGES -max-depth 100 -gap 0 -concurrency 16`, database on disk.
@@ -53,9 +54,19 @@ if [ "${1:-}" = colly ]; then
 		rm -f "$work"/c.db*
 		timed "$work/colly$run" "$work/colly" -max-pages 500 "$shop_url"
 		timed "$work/audit$run" "$audit" -db "$work/c.db" -max-pages 500 -max-depth 100 -gap 0 -concurrency 16 -quiet "$shop_url"
-		for tool in colly audit; do
+		tools="colly audit"
+		if [ -n "${AUDIT2:-}" ]; then # a second build, in the same rounds
+			rm -f "$work"/c2.db*
+			timed "$work/audit2$run" "$AUDIT2" -db "$work/c2.db" -max-pages 500 -max-depth 100 -gap 0 -concurrency 16 -quiet "$shop_url"
+			tools="$tools audit2"
+		fi
+		for tool in $tools; do
 			out=$work/$tool$run
-			if [ $tool = colly ]; then pages=$(sed -n 's/^pages //p' "$out.out"); else pages=$(sqlite3 "$work/c.db" 'SELECT count(*) FROM pages'); fi
+			case $tool in
+			colly) pages=$(sed -n 's/^pages //p' "$out.out") ;;
+			audit) pages=$(sqlite3 "$work/c.db" 'SELECT count(*) FROM pages') ;;
+			audit2) pages=$(sqlite3 "$work/c2.db" 'SELECT count(*) FROM pages') ;;
+			esac
 			awk -v t=$tool -v r=$run -v p="$pages" -v w="$(wall_s "$out")" -v c="$(cpu_s "$out")" \
 				'BEGIN{printf "%-6s %-4s %8d %8.2f %12.3f %8.0f\n", t, r, p, w, c/p*1000, p/w}'
 		done
