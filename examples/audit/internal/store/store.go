@@ -19,7 +19,10 @@ import (
 )
 
 // Schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
-// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text.
+// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text. The one
+// table without crawl_id is urls, every URL the links mention, once for the whole file: links are stored
+// as integer pairs in link_rows and read through the links view, with the columns of the links table of
+// earlier versions (migrate converts such a file).
 const Schema = `
 CREATE TABLE IF NOT EXISTS crawls (
 	id            INTEGER PRIMARY KEY,
