@@ -62,11 +62,7 @@ func TestCSVRoundTrip(t *testing.T) {
 			recs, err := csv.NewReader(bytes.NewReader(raw[len(report.Utf8BOM):])).ReadAll()
 			require.NoError(t, err)
 
-			order := "rowid"
-			if table == "findings" {
-				order = "id"
-			}
-			rows, err := r.db.Query(`SELECT * FROM ` + table + ` WHERE crawl_id = 1 ORDER BY ` + order)
+			rows, err := r.db.Query(`SELECT * FROM ` + table + ` WHERE crawl_id = 1 ORDER BY ` + store.ExportOrder(table))
 			require.NoError(t, err)
 			defer rows.Close()
 			names, err := rows.Columns()

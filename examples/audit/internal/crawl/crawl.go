@@ -60,8 +60,8 @@ type Crawler struct {
 
 	Prog      *progress // nil unless stderr is a terminal
 	mu        sync.Mutex
-	recorded  map[string]bool       // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf   map[string]bool       // final URLs whose links are recorded (a redirect's links are its target's)
+	recorded  *urlSet               // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   *urlSet               // final URLs whose links are recorded (a redirect's links are its target's)
 	reached   map[string]reachedURL // URLs a redirect chain requested that have no row yet (duplicate.go)
 	llmsPage  *store.RequestRecord  // /llms.txt when a link led the crawl to it
 	home      string                // scheme://host where the start page ended up; origin until then
@@ -90,7 +90,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
+	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: newURLSet(), linksOf: newURLSet(), reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
 		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
@@ -514,11 +514,10 @@ func (c *Crawler) add(ctx context.Context, raw string, depth int, from, source s
 // recordOnce writes a page row unless the URL already has one.
 func (c *Crawler) recordOnce(p *store.PageRecord) {
 	c.mu.Lock()
-	if c.recorded[p.URL] {
+	if !c.recorded.add(p.URL) {
 		c.mu.Unlock()
 		return
 	}
-	c.recorded[p.URL] = true
 	c.mu.Unlock()
 	c.Count.pages.Add(1)
 	if p.Blocked {
@@ -635,7 +634,7 @@ func (c *Crawler) queueSitemapURLs(ctx context.Context) bool {
 			// as seen now. Without a row it was not crawled, and the limit is why, unless its host's
 			// robots.txt cannot be read (a disallowed URL has its row already).
 			c.mu.Lock()
-			crawled := c.recorded[r.URL]
+			crawled := c.recorded.has(r.URL)
 			c.mu.Unlock()
 			if v, err := c.Robots.CheckAs(ctx, c.tokens, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
 				continue
@@ -820,8 +819,7 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 		owner = store.NormalizeOrSelf(p.FinalURL)
 	}
 	c.mu.Lock()
-	record := !c.linksOf[owner]
-	c.linksOf[owner] = true
+	record := c.linksOf.add(owner)
 	c.mu.Unlock()
 	if record {
 		// The page's own findings, once per document however many URLs redirect to it.
@@ -915,7 +913,7 @@ func (c *Crawler) llms(ctx context.Context) {
 	}
 	c.mu.Lock()
 	u := c.home + "/llms.txt"
-	r, crawled := c.llmsPage, c.recorded[u]
+	r, crawled := c.llmsPage, c.recorded.has(u)
 	c.mu.Unlock()
 	if c.requested[u] {
 		return // a resumed crawl: asked (and recorded) before the interruption

@@ -66,7 +66,9 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(busy.Error()))
 		return ExitUsage
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// No deadline: the passes over the crawl take time in proportion to it (a minute was not enough for
+	// 100,000 pages on a loaded machine), and a second Ctrl-C ends the program.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	werr := e.st.Flush()
 	var ws *writeStopped
@@ -264,7 +266,7 @@ func (e *Ending) WriteReport(code int, stdout, stderr io.Writer) int {
 	if e.cfg.NoReport || e.st.CrawlID == 0 || (res.Outcome == "off_limits" && e.totals.pages == 0) || errors.As(res.Err, new(*writeStopped)) {
 		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(context.Background()) // no deadline, as in Finish
 	defer cancel()
 	path := report.DefaultReportPath(e.cfg.DB, e.st.CrawlID, "html")
 	d, err := report.LoadReport(ctx, e.st.Reader(), e.st.CrawlID, report.NeedAll)

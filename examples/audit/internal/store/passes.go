@@ -67,12 +67,14 @@ func CanonicalElsewhere(canonical, url string) bool {
 	return c != "" && NormalizeOrSelf(c) != NormalizeOrSelf(url)
 }
 
-// refsCreate counts the distinct referrers of every internal URL in one sequential reading of the links
-// (NOT INDEXED: one sort of the whole table beats a look-up by target per page, each fetching its rows
-// at random), for QueryPages.
+// refsCreate counts the distinct referrers of every internal URL in one sequential reading of the crawl's
+// link_rows by their primary key (ids, not URLs: the URL of each counted target is looked up once, after
+// the grouping; a look-up by target per page would fetch each page's links at random), for QueryPages.
 const refsCreate = `CREATE TEMP TABLE audit_refs (to_url TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO audit_refs SELECT to_url, COUNT(DISTINCT from_url) FROM links NOT INDEXED
-	WHERE crawl_id = ?1 AND external = 0 AND from_url <> to_url GROUP BY to_url`
+INSERT INTO audit_refs SELECT u.url, r.n FROM (
+	SELECT to_id, COUNT(DISTINCT from_id) AS n FROM link_rows INDEXED BY sqlite_autoindex_link_rows_1
+	WHERE crawl_id = ?1 AND flags & 1 = 0 AND from_id <> to_id GROUP BY to_id
+) r JOIN urls u ON u.id = r.to_id`
 
 // PassQuery is one of the named queries of the passes.
 type PassQuery string
@@ -136,9 +138,11 @@ var (
 		EXISTS (SELECT 1 FROM sitemap_urls s WHERE s.crawl_id = p.crawl_id AND s.url = p.url), ` + pageColumns + `
 	FROM pages p WHERE p.crawl_id = ?1 ORDER BY p.depth, p.url`)
 	// QueryReferrers: the first RefsListed distinct pages (by URL) linking to URL ?2. Column: from_url.
-	// (The "|| ''" again keeps the planner on the links by target.)
-	QueryReferrers = PassQuery(fmt.Sprintf(`SELECT DISTINCT from_url || '' AS f FROM links
-	WHERE crawl_id = ?1 AND to_url = ?2 AND external = 0 AND from_url <> to_url ORDER BY f LIMIT %d`, RefsListed))
+	// It runs once per page, so it reads the target's links by link_rows_to whatever the statistics
+	// (without them SQLite's planner would read the crawl's links by the primary key's crawl_id, every time).
+	QueryReferrers = PassQuery(fmt.Sprintf(`SELECT DISTINCT f.url AS fu FROM urls t
+	JOIN link_rows l INDEXED BY link_rows_to ON l.to_id = t.id AND l.crawl_id = ?1 JOIN urls f ON f.id = l.from_id
+	WHERE t.url = ?2 AND l.flags & 1 = 0 AND l.from_id <> l.to_id ORDER BY fu LIMIT %d`, RefsListed))
 
 	// QueryDocs: the crawl's documents (contentCTE), with their own URL first. Columns: u, then pageColumns.
 	QueryDocs = PassQuery(`WITH ` + contentCTE + `
@@ -198,8 +202,10 @@ var (
 
 	// QueryExternal: each external URL with how many pages link to it and the first RefsListed of
 	// them. Columns: url, count, referrers joined by ", ".
-	QueryExternal = PassQuery(fmt.Sprintf(`WITH pairs AS (
-		SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ?1 AND external = 1
+	QueryExternal = PassQuery(fmt.Sprintf(`WITH ids AS (
+		SELECT DISTINCT to_id, from_id FROM link_rows WHERE crawl_id = ?1 AND flags & 1 = 1
+	), pairs AS (
+		SELECT t.url AS to_url, f.url AS from_url FROM ids JOIN urls t ON t.id = ids.to_id JOIN urls f ON f.id = ids.from_id
 	), numbered AS (
 		SELECT to_url, from_url, ROW_NUMBER() OVER (PARTITION BY to_url ORDER BY from_url) AS n FROM pairs
 	)
@@ -218,12 +224,16 @@ var (
 	// ids; QueryScoreRows each page's id and rowid, for writing the scores.
 	linkIDsCreate = `CREATE TEMP TABLE audit_ids (url TEXT PRIMARY KEY, id INTEGER NOT NULL, rid INTEGER NOT NULL) WITHOUT ROWID`
 	linkIDsFill   = `INSERT INTO audit_ids SELECT url, ROW_NUMBER() OVER (ORDER BY url) - 1, rowid FROM pages WHERE crawl_id = ?1`
-	// linkOutFill keeps each page's followed internal links as ids, one row per page (the ids joined by
-	// commas), so the two readings of Load read n rows, not one per link.
-	linkOutCreate = `CREATE TEMP TABLE audit_out AS SELECT f.id AS s, group_concat(t.id) AS ds FROM links l
-	JOIN audit_ids f ON f.url = l.from_url JOIN audit_ids t ON t.url = l.to_url
-	WHERE l.crawl_id = ?1 AND l.external = 0 AND l.nofollow = 0 GROUP BY f.id`
-	linkIDsDrop  = `DROP TABLE IF EXISTS temp.audit_ids`
+	// linkUIDsFill maps the pages' urls.id to their numbers (pages without links have no urls row), and
+	// linkOutCreate keeps each page's followed internal links as numbers, one row per page (joined by
+	// commas), so the two readings of Load read n rows, not one per link: link_rows in primary key order,
+	// grouped as read, each end found by integer key.
+	linkUIDsCreate = `CREATE TEMP TABLE audit_uids (uid INTEGER PRIMARY KEY, id INTEGER NOT NULL)`
+	linkUIDsFill   = `INSERT INTO audit_uids SELECT u.id, a.id FROM audit_ids a JOIN urls u ON u.url = a.url WHERE ?1 = ?1`
+	linkOutCreate  = `CREATE TEMP TABLE audit_out AS SELECT f.id AS s, group_concat(t.id) AS ds FROM link_rows l
+	JOIN audit_uids f ON f.uid = l.from_id JOIN audit_uids t ON t.uid = l.to_id
+	WHERE l.crawl_id = ?1 AND l.flags & 3 = 0 GROUP BY l.from_id`
+	linkIDsDrop  = `DROP TABLE IF EXISTS temp.audit_ids; DROP TABLE IF EXISTS temp.audit_uids`
 	linkOutDrop  = `DROP TABLE IF EXISTS temp.audit_out`
 	QueryLinkIDs = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
 	// QueryGraphLinks columns: from id, the ids it links to (followed links only) joined by commas.
@@ -366,7 +376,7 @@ func (p *Pass) LinkIDs() (int, func() error, error) {
 	if err := drop(); err != nil {
 		return 0, nil, err
 	}
-	for _, q := range []string{linkIDsCreate, linkIDsFill, linkOutCreate} {
+	for _, q := range []string{linkIDsCreate, linkIDsFill, linkUIDsCreate, linkUIDsFill, linkOutCreate} {
 		if _, err := p.tx.ExecContext(p.ctx, q, p.crawl); err != nil {
 			return 0, nil, fmt.Errorf("crawl %d: numbering the pages: %w", p.crawl, err)
 		}
