@@ -490,8 +490,8 @@ func TestDemo(t *testing.T) {
 		WHERE url NOT LIKE '%/lab/%' AND url NOT LIKE '%/site-checks/%' AND kind != 'slow_ttfb' ORDER BY 1`),
 		"the shop's own pages (slow_ttfb depends on the test machine's load); the check pages under /lab/ and /site-checks/ are TestDemoLabPageKinds' and TestDemoLabSiteKinds'")
 	assert.Equal(t, []string{"0 http://cove-shop.test/sitemap_index.xml",
-		"1 http://cove-shop.test/site-checks/sitemap.xml", "1 http://cove-shop.test/sitemap-pages.xml",
-		"1 http://cove-shop.test/sitemap-products.xml"}, r.strs(t, `SELECT level || ' ' || url FROM sitemaps ORDER BY 1`), "the sitemap index, its two sitemaps and the site checks'")
+		"1 http://cove-shop.test/site-checks/missing-sitemap.xml", "1 http://cove-shop.test/site-checks/sitemap.xml", "1 http://cove-shop.test/sitemap-pages.xml",
+		"1 http://cove-shop.test/sitemap-products.xml"}, r.strs(t, `SELECT level || ' ' || url FROM sitemaps ORDER BY 1`), "the sitemap index, its two sitemaps, the site checks' and the missing one of sitemap_error")
 	assert.Contains(t, r.stdout, "to the disallowed /basket/ and /account/: 0")
 	assert.Contains(t, r.stdout, "with another User-Agent: 0")
 	assert.Contains(t, r.stdout, "first: cove-shop.test/robots.txt")

@@ -143,7 +143,8 @@ func (d *DemoSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		xmlDoc(w, `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`+
 			`<sitemap><loc>`+base+`/sitemap-products.xml</loc></sitemap>`+
 			`<sitemap><loc>`+base+`/sitemap-pages.xml</loc></sitemap>`+
-			`<sitemap><loc>`+base+`/site-checks/sitemap.xml</loc></sitemap></sitemapindex>`)
+			`<sitemap><loc>`+base+`/site-checks/sitemap.xml</loc></sitemap>`+
+			`<sitemap><loc>`+base+LabMissingSitemap+`</loc></sitemap></sitemapindex>`)
 	case "/sitemap-products.xml":
 		xmlDoc(w, Urlset(base, "/products/tent", "/products/lantern", "/products/kayak", "/products/stove", "/summer-sale"))
 	case "/sitemap-pages.xml":

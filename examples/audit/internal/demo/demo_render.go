@@ -16,9 +16,12 @@ import (
 //	/about       about.js sets the missing <title>          -> render_title_changed
 //	/contact     contact.js fetches a missing API and calls
 //	             a widget that is not there                 -> render_resource_failed, render_js_error
-//	/offers/     offers.js changes the canonical, adds noindex, and
-//	             rewrites the <h1>                          -> render_canonical_changed,
-//	                                                           render_robots_meta_changed, render_h1_changed
+//	/offers/     offers.js changes the canonical, adds noindex,
+//	             nofollow and an hreflang annotation,
+//	             rewrites the description and the <h1>      -> render_canonical_changed,
+//	                                                           render_robots_meta_changed, render_h1_changed,
+//	                                                           render_noindex_changed, render_nofollow_changed,
+//	                                                           render_hreflang_changed, render_description_changed
 //	/products/   needs /basket/mini-basket.js, which
 //	             robots.txt disallows                       -> render_resource_blocked_by_robots
 //
@@ -51,7 +54,12 @@ if (!canonical) {
   document.head.appendChild(canonical);
 }
 canonical.href = location.origin + "/summer-sale";
-document.head.insertAdjacentHTML("beforeend", '<meta name="robots" content="noindex">');
+document.head.insertAdjacentHTML("beforeend", '<meta name="robots" content="noindex, nofollow">');
+document.head.insertAdjacentHTML("beforeend", '<link rel="alternate" hreflang="fr" href="' + location.origin + '/offers/">');
+var description = document.querySelector('meta[name="description"]');
+if (description) {
+  description.content = "The summer offers have ended; see the sale page.";
+}
 document.querySelector("h1").textContent = "Offers have ended";
 `},
 	"/assets/shop.css":       {"text/css", "body { font-family: sans-serif; } nav a { margin-right: 1em; }\n"},

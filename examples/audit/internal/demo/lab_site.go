@@ -115,7 +115,10 @@ func init() {
 		}
 	}
 	siteCheckPages["/site-checks/sitemap.xml"] = func(w http.ResponseWriter, r *http.Request) {
-		xmlDoc(w, Urlset("http://"+r.Host, "/site-checks/orphan", "/site-checks/noindex-in-sitemap"))
+		// An entry on another site is skipped (sitemap_skipped); LabNonCanonicalPath names another page as
+		// its canonical (sitemap_url_non_canonical).
+		xmlDoc(w, strings.Replace(Urlset("http://"+r.Host, "/site-checks/orphan", "/site-checks/noindex-in-sitemap", LabNonCanonicalPath),
+			`</urlset>`, `<url><loc>https://www.example.org/partners/cove</loc></url></urlset>`, 1))
 	}
 	// The lab's index cannot link outside /lab/: a lab page links the linked /site-checks/ pages.
 	labPage("/lab/site-checks", "Site check: pages listed in a sitemap", true, func(w http.ResponseWriter, r *http.Request) {
