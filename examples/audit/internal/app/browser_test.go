@@ -95,7 +95,7 @@ func TestBrowserFlows(t *testing.T) {
 
 	t.Run("stop and resume", func(t *testing.T) {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.base+"/"), chromedp.WaitVisible(`#go`)))
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click(`summary`), chromedp.Clear(`#gap`), chromedp.SendKeys(`#gap`, "700ms"), chromedp.Click(`#go`)))
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click(`summary`), chromedp.Clear(`#gap`), chromedp.SendKeys(`#gap`, "400ms"), chromedp.Click(`#go`)))
 		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#stop`)))
 		waitJS(t, ctx, `Number(document.getElementById("pages").textContent) >= 3`)
 		require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#stop`)))
