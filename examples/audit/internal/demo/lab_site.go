@@ -22,7 +22,7 @@ const LabSiteCleanPath = "/lab/site-clean"
 // labGoneText the 404 page's.
 var (
 	labSiteText = labText("/lab/shared-text", 230)
-	labGoneText = labText("/lab/gone", 160)
+	labGoneText = labText("/site-checks/gone", 160)
 	labNearText = labText("/lab/near", 230)
 )
 
@@ -34,10 +34,10 @@ var labSiteChecks = []struct {
 	edits      [][2]string
 }{
 	{"/lab/link-to-redirect", "", true, [][2]string{{`</main>`, `<p><a href="/lab/redirect-source">A moved page</a></p></main>`}}},
-	{"/lab/redirect-source", "link_to_redirect", false, nil}, // served as a redirect, below
-	{"/lab/no-response", "link_no_response", true, nil},      // closes the connection, below
-	{"/lab/soft-404-copy", "soft_404_copy", true, [][2]string{{`{{text}}`, strings.Replace(labGoneText, " ", " and ", 1)}}},
-	{"/lab/gone", "", true, nil}, // the site's real 404 page, below
+	{"/lab/redirect-source", "link_to_redirect", false, nil},    // served as a redirect, below
+	{"/site-checks/no-response", "link_no_response", true, nil}, // closes the connection, below
+	{"/lab/soft-404-copy", "soft_404_copy", true, [][2]string{{`{{h1}}`, `Check: gone`}, {`{{text}}`, strings.Replace(labGoneText, " ", " and ", 1)}}},
+	{"/site-checks/gone", "", true, nil}, // the site's real 404 page, below
 	{"/lab/single-inlink", "single_inlink", true, nil},
 	{"/lab/deep-1", "", true, [][2]string{{`</main>`, `<p><a href="/lab/deep-2">Further</a> <a href="` + LabSiteCleanPath + `">Clean</a></p></main>`}}},
 	{"/lab/deep-2", "", false, [][2]string{{`</main>`, `<p><a href="/lab/deep-3">Further</a></p></main>`}}},
@@ -50,7 +50,7 @@ var labSiteChecks = []struct {
 	{"/lab/near-duplicate-a", "content_near_duplicate", true, [][2]string{{`{{text}}`, labNearText + " tide"}}},
 	{"/lab/near-duplicate-b", "", true, [][2]string{{`{{text}}`, labNearText + " gull"}}},
 	{"/lab/canonical-to-redirect", "canonical_to_redirect", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/lab/redirect-source"`}}},
-	{"/lab/canonical-to-error", "canonical_to_error", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/lab/gone"`}}},
+	{"/lab/canonical-to-error", "canonical_to_error", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/site-checks/gone"`}}},
 	{"/lab/canonical-to-blocked", "canonical_to_blocked", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/basket/"`}}},
 	{"/lab/canonical-to-noindex", "canonical_to_noindex", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/lab/noindex-linked"`}}},
 	{"/lab/canonical-chain", "canonical_chain", true, [][2]string{{`href="{{self}}"`, `href="{{origin}}/lab/canonical-middle"`}}},
@@ -95,14 +95,14 @@ func init() {
 			h = func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, LabSiteCleanPath, http.StatusMovedPermanently)
 			}
-		case "/lab/no-response":
+		case "/site-checks/no-response":
 			h = hangUp
-		case "/lab/gone":
+		case "/site-checks/gone":
 			h = func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				w.WriteHeader(http.StatusNotFound)
 				_, _ = w.Write([]byte(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>` +
-					`<body><main><h1>Check: gone</h1><h2>What this page shows</h2><p>` + labGoneText + `</p></main></body></html>`))
+					`<body><nav><a href="/">Home</a> <a href="/lab/">Check pages</a></nav><main><h1>Check: gone</h1><h2>What this page shows</h2><p>` + labGoneText + `</p></main></body></html>`))
 			}
 		}
 		if strings.HasPrefix(c.path, "/lab/") {
