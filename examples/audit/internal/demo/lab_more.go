@@ -29,14 +29,15 @@ var labMoreChecks = []struct {
 }
 
 // labRedirects are the check pages that answer with a redirect: path, kind, the Location (a
-// handler-made one when empty).
+// handler-made one when empty). They live under /site-checks/, linked from /lab/site-checks, as the
+// other pages that the crawl reports as broken links do: the shop's broken link stays the first one.
 var labRedirects = []struct{ path, kind, location string }{
-	{"/lab/redirect-loop", "redirect_loop", "/lab/redirect-loop-back"},
-	{"/lab/redirect-loop-back", "", "/lab/redirect-loop"},
-	{"/lab/too-many-redirects", "too_many_redirects", ""}, // ?hop=n to ?hop=n+1, without end
-	{"/lab/redirect-offsite", "redirect_offsite", "https://www.example.org/partners/cove"},
-	{"/lab/redirect-to-blocked", "redirect_to_blocked", "/basket/lab"},
-	{"/lab/bad-redirect", "bad_redirect", ""}, // a 301 without Location
+	{"/site-checks/redirect-loop", "redirect_loop", "/site-checks/redirect-loop-back"},
+	{"/site-checks/redirect-loop-back", "", "/site-checks/redirect-loop"},
+	{"/site-checks/too-many-redirects", "too_many_redirects", ""}, // ?hop=n to ?hop=n+1, without end
+	{"/site-checks/redirect-offsite", "redirect_offsite", "https://www.example.org/partners/cove"},
+	{"/site-checks/redirect-to-blocked", "redirect_to_blocked", "/basket/lab"},
+	{"/site-checks/bad-redirect", "bad_redirect", ""}, // a 301 without Location
 }
 
 // LabMissingSitemap is a sitemap the shop's sitemap index names and the shop does not have (404):
@@ -78,15 +79,18 @@ func init() {
 			http.Redirect(w, r, c.location, http.StatusMovedPermanently)
 		}
 		switch c.path {
-		case "/lab/too-many-redirects":
+		case "/site-checks/too-many-redirects":
 			h = func(w http.ResponseWriter, r *http.Request) {
 				n, _ := strconv.Atoi(r.URL.Query().Get("hop"))
 				http.Redirect(w, r, c.path+"?hop="+strconv.Itoa(n+1), http.StatusFound)
 			}
-		case "/lab/bad-redirect":
+		case "/site-checks/bad-redirect":
 			h = func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusMovedPermanently) }
 		}
-		labPage(c.path, "Check: "+c.kind, c.kind != "", h)
+		siteCheckPages[c.path] = h
+		if c.kind != "" {
+			siteCheckLinks = append(siteCheckLinks, c.path)
+		}
 	}
 	nonCanonical := labCheck{path: LabNonCanonicalPath, kind: "sitemap_url_non_canonical",
 		edits: [][2]string{{`href="{{self}}"`, `href="{{origin}}` + LabSiteCleanPath + `"`}}}
