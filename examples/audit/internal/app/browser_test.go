@@ -72,7 +72,7 @@ func TestBrowserFlows(t *testing.T) {
 		screenshot(t, ctx, dir, "app-live.png")
 		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(`#explore-link`)))
 		assert.Equal(t, "finished", textOf(t, ctx, `#phase`))
-		assert.Equal(t, "108", textOf(t, ctx, `#pages`), "the shop's 15, the 63 check pages under /lab/ and the 30 of the site checks")
+		assert.Equal(t, "122", textOf(t, ctx, `#pages`), "the shop's 15, the 71 check pages under /lab/ and the 36 of the site checks")
 		assert.Contains(t, textOf(t, ctx, `#robots`), "http://cove-shop.test/robots.txt: HTTP 200")
 		assert.Contains(t, textOf(t, ctx, `#summary`), "broken_link")
 	})
