@@ -32,6 +32,7 @@ const usageText = `usage: audit [flags] URL
        audit report [-db FILE] [-crawl N] [-format html|csv|json] [-o PATH]   (audit report -h)
        audit compare [-db FILE] [-o FILE.html] [A [B]]                      (audit compare -h)
        audit app [-addr 127.0.0.1:0] [-db FILE] [-demo] [-no-browser]       (the window: audit app -h)
+       audit migrate [-db FILE]                                             (convert an older version's file)
 
 Crawl Cove: a polite SEO audit crawler. Crawls URL's site (and its www/apex twin) breadth-first,
 obeying robots.txt, and writes pages, links and findings to a SQLite file, then an HTML report
@@ -85,6 +86,9 @@ func parseArgs(args []string, stderr io.Writer) (*crawl.Config, error) {
 	fs.Int64Var(&c.Crawl, "crawl", 0, "with -resume: the crawl `id` to continue (default: the latest)")
 	fs.IntVar(&c.Render, "render", 0, "after the crawl, load a sample of `N` crawled pages in headless Chromium so JavaScript runs, and compare (0 = off, up to 500)")
 	fs.StringVar(&c.Browser, "browser", "", "the browser for -render: a `path` or a name in PATH (default: the first of chromium, chromium-browser, google-chrome)")
+	fs.BoolVar(&c.Timings, "timings", false, "print how long the crawl and each pass after it took, to stderr")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the run to `file`")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write a pprof heap profile to `file` when the crawl stops, before the passes after it (and file.end at exit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stderr, usageText)

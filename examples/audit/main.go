@@ -32,6 +32,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -69,6 +71,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 			return runCompare(ctx, args[1:], stdout, stderr, e.Now)
 		case "app":
 			return runApp(ctx, args[1:], stdout, stderr, e)
+		case "migrate":
+			return runMigrate(ctx, args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := parseArgs(args, stderr)
@@ -136,17 +140,86 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 // runCrawl runs a new or resumed crawl to its end: the crawl, the rendered pass (only with -render),
 // the summary, the report, and what the demo shop saw. It returns the exit status.
 func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout, stderr io.Writer) int {
+	stopCPU, err := startCPUProfile(c.Cfg.CPUProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+		return crawl.ExitFailure
+	}
+	defer stopCPU()
+	phase := phaseTimer(c.Cfg.Timings, stderr)
 	res := c.Crawl(ctx)
+	phase("crawl")
+	if err := writeHeapProfile(c.Cfg.MemProfile); err != nil {
+		fmt.Fprintf(stderr, "audit: %v\n", err)
+	}
 	rr := &render.RenderRun{Crawler: c}
 	res = rr.RenderPass(ctx, res) // step 6, only with -render
+	phase("render")
 	end := c.Ending(res)
 	end.SummaryExtra = rr.PrintRenderSummary
 	code := end.Finish(stdout, stderr)
+	phase("findings")
 	code = end.WriteReport(code, stdout, stderr)
+	phase("report")
+	if c.Cfg.MemProfile != "" {
+		// The second profile: its alloc_space shows what the passes after the crawl allocated.
+		if err := writeHeapProfile(c.Cfg.MemProfile + ".end"); err != nil {
+			fmt.Fprintf(stderr, "audit: %v\n", err)
+		}
+	}
 	if shop != nil {
 		shop.Report(stdout, c.Cfg.UserAgent)
 	}
 	return code
+}
+
+// phaseTimer returns the function that ends a phase of the run: with -timings it prints the phase's
+// wall time to stderr as "timing <phase> <seconds>s", the line bench/scale.sh reads.
+func phaseTimer(on bool, stderr io.Writer) func(name string) {
+	last := time.Now()
+	return func(name string) {
+		now := time.Now()
+		if on {
+			fmt.Fprintf(stderr, "timing %s %.3fs\n", name, now.Sub(last).Seconds())
+		}
+		last = now
+	}
+}
+
+// startCPUProfile starts -cpuprofile's profile; the returned function stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes -memprofile's heap profile of what the stopped crawl still holds.
+func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("-memprofile: %w", err)
+	}
+	runtime.GC() // the profile shows live memory as of the last GC
+	err = pprof.WriteHeapProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("-memprofile %s: %w", path, err)
+	}
+	return nil
 }
 
 // openLog opens -log FILE and makes the logger every component of the crawl gets (robots.Cache,

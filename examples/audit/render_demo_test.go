@@ -16,8 +16,12 @@ func TestDemoRender(t *testing.T) {
 	assert.Equal(t, []string{
 		"links_only_after_render /",
 		"render_canonical_changed /offers/",
+		"render_description_changed /offers/",
 		"render_h1_changed /offers/",
+		"render_hreflang_changed /offers/",
 		"render_js_error /contact",
+		"render_nofollow_changed /offers/",
+		"render_noindex_changed /offers/",
 		"render_resource_blocked_by_robots /products/",
 		"render_resource_failed /contact",
 		"render_robots_meta_changed /offers/",

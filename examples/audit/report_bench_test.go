@@ -51,8 +51,6 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		}
 		return fmt.Sprintf("%s/p%d", base, i)
 	}
-	var pages []*store.PageRecord
-	var links []store.LinkRecord
 	var listed [][2]string
 	sm := base + "/sitemap.xml"
 	for i := range n {
@@ -93,12 +91,10 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 				p.Links = append(p.Links, store.LinkRecord{From: u, To: "https://partner.example/", External: true, Anchor: "Partner", Tag: "a"})
 				p.External++
 			}
-			links = append(links, p.Links...)
 		}
 		if i%2 == 0 {
 			listed = append(listed, [2]string{sm, u})
 		}
-		pages = append(pages, p)
 		st.Page(p)
 	}
 	for i := n; i < n+n/20; i++ {
@@ -113,9 +109,7 @@ func generatedCrawl(tb testing.TB, path string, n int) {
 		tb.Fatal(err)
 	}
 	notCrawled := listed[len(listed)-n/20:]
-	fs := findings.Analyze(findings.AnalysisInput{Pages: pages, Links: links, SitemapURLs: listed, Sitemaps: []store.SitemapRecord{smRec},
-		NotCrawled: notCrawled, Normalize: store.NormalizeOrSelf})
-	if err := st.WriteFindings(ctx, fs); err != nil {
+	if _, err := findings.Run(ctx, st, findings.Extra{NotCrawled: notCrawled}); err != nil {
 		tb.Fatal(err)
 	}
 	if err := st.FinishCrawl(ctx, store.CrawlEnd{Finished: t0.Add(time.Duration(n) * 3 * time.Millisecond), Outcome: "finished",

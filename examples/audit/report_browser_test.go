@@ -30,7 +30,8 @@ import (
 // The report opened in a real headless Chromium, as a person opens the file: what they see, that the
 // page script runs under its own policy, that nothing at all is fetched, that no error reaches the
 // console, that it prints, and that long tables page. Screenshots go to the test's temp dir; with
-// AUDIT_README_SCREENSHOT=FILE the demo report's screenshot for the README is written there too.
+// AUDIT_README_SCREENSHOT=FILE the demo report's screenshot for the README is written there too, and
+// with AUDIT_README_SCREENSHOT_CATEGORIES=FILE the screenshot of the findings by category.
 
 // pageWatch records what a tab fetches and what reaches its console.
 type pageWatch struct {
@@ -147,9 +148,9 @@ func TestReportInBrowser(t *testing.T) {
 		}
 		assert.Equal(t, 0, eval[int](t, ctx, `document.images.length`), "the XSS title is text, not an image")
 		heights := eval[[]float64](t, ctx, `Array.from(document.querySelectorAll("figure.chart svg")).map(s => s.getBoundingClientRect().height)`)
-		require.Len(t, heights, 6, "six charts drawn")
+		require.Len(t, heights, 6+len(categoriesOf(t, r)), "six charts drawn, and one per category with findings")
 		for _, h := range heights {
-			assert.Greater(t, h, 60.0, "every chart has a size on screen")
+			assert.Greater(t, h, 25.0, "every chart has a size on screen (a category with one kind: one bar)")
 		}
 		bars := eval[int](t, ctx, `Array.from(document.querySelectorAll("#chart-status rect")).filter(r => r.getBoundingClientRect().width > 1).length`)
 		assert.Equal(t, 6, bars, "a visible bar for each status class")
@@ -187,7 +188,54 @@ func TestReportInBrowser(t *testing.T) {
 		assert.Empty(t, dialogs)
 	})
 
+	t.Run("findings by category", func(t *testing.T) {
+		// The link score pass (after the crawl) scored every page: the report's top list is the database's.
+		out := filepath.Join(t.TempDir(), "scored.html")
+		var so, se bytes.Buffer
+		require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", r.dbPath, "-o", out}, &so, &se, crawl.Env{}), se.String())
+		w.reset()
+		open(t, ctx, out+"#findings")
+		cats := categoriesOf(t, r)
+		require.GreaterOrEqual(t, len(cats), 3, "the shop has findings in several categories")
+		assert.Equal(t, cats, eval[[]string](t, ctx, `Array.from(document.querySelectorAll("section.category h3.cat")).map(h => h.innerText)`),
+			"a heading per category with findings, in the categories' order")
+		for _, cat := range cats {
+			want := map[string]int{}
+			for _, k := range r.strs(t, `SELECT kind FROM findings WHERE crawl_id = (SELECT MAX(id) FROM crawls)`) {
+				if info := findings.InfoOf(k); info.Category == cat {
+					want[info.Severity.String()]++
+				}
+			}
+			sel := `section.category[data-category="` + cat + `"]`
+			for _, sev := range []string{"error", "warning", "notice"} {
+				shown := eval[string](t, ctx, `document.querySelector('`+sel+` [data-severity="`+sev+`"]').innerText`)
+				assert.True(t, strings.HasPrefix(shown, fmt.Sprint(want[sev])+" "+strings.ToUpper(sev)), "%s: %s reads %q", cat, sev, shown)
+			}
+			visible := eval[int](t, ctx, `Array.from(document.querySelectorAll('`+sel+` figure.chart rect')).filter(r => r.getBoundingClientRect().width > 1).length`)
+			assert.Equal(t, len(kindsIn(t, r, cat)), visible, "%s: a visible bar per kind found", cat)
+		}
+		broken := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#kind-broken_link-urls tbody tr td:first-child")).map(td => td.innerText)`)
+		assert.ElementsMatch(t, []string{"/broken", "/err", "/reset"}, broken, "the broken links' page list")
+		top := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("#linkscore-table tbody tr")).map(tr => tr.cells[0].innerText + " " + tr.cells[1].innerText)`)
+		require.NotEmpty(t, top, "the top pages by link score")
+		assert.Equal(t, "/ 100", top[0], "the start page, linked from every page, scores highest")
+		assert.Equal(t, r.strs(t, `SELECT REPLACE(url, 'http://shop.test', '') || ' ' || link_score FROM pages
+			WHERE crawl_id = (SELECT MAX(id) FROM crawls) AND link_score IS NOT NULL ORDER BY link_score DESC, url LIMIT ?`, len(top)), top,
+			"the top pages by link score")
+		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: 1300, DeviceScaleFactor: 1})
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS(`section.category`))))
+		shot := screenshot(t, ctx, "categories.png", false)
+		if dst := os.Getenv("AUDIT_README_SCREENSHOT_CATEGORIES"); dst != "" {
+			require.NoError(t, os.WriteFile(dst, shot, 0o644))
+		}
+		_, console, _ := w.snapshot()
+		assert.Empty(t, console)
+	})
+
 	t.Run("long tables page", func(t *testing.T) {
+		defer func(k int) { report.KindRowsMax = k }(report.KindRowsMax)
+		report.KindRowsMax = report.TableRowsMax // a kind's list long enough to page
 		db := filepath.Join(t.TempDir(), "big.db")
 		generatedCrawl(t, db, 300)
 		out := filepath.Join(t.TempDir(), "big.html")
@@ -233,6 +281,30 @@ func TestReportInBrowser(t *testing.T) {
 		_, console, _ := w.snapshot()
 		assert.Empty(t, console)
 	})
+}
+
+// categoriesOf is the categories of the latest crawl's findings, in findings.Categories order.
+func categoriesOf(t *testing.T, r *result) []string {
+	t.Helper()
+	var out []string
+	for _, c := range findings.Categories {
+		if len(kindsIn(t, r, c)) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// kindsIn is the kinds of a category the latest crawl found.
+func kindsIn(t *testing.T, r *result, cat string) []string {
+	t.Helper()
+	var out []string
+	for _, k := range r.strs(t, `SELECT DISTINCT kind FROM findings WHERE crawl_id = (SELECT MAX(id) FROM crawls)`) {
+		if findings.InfoOf(k).Category == cat {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func countFindings(t *testing.T, db, kind string) int {

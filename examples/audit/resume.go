@@ -49,7 +49,7 @@ func resumeArgs(c *crawl.Config, fs *flag.FlagSet) error {
 	var fixed []string
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "db", "resume", "crawl", "quiet", "no-report", "resolve", "log", "render", "browser":
+		case "db", "resume", "crawl", "quiet", "no-report", "resolve", "log", "render", "browser", "timings", "cpuprofile", "memprofile":
 		default:
 			fixed = append(fixed, "-"+f.Name)
 		}

@@ -289,7 +289,7 @@ func crawlSummary(t *testing.T, path string) map[string][]string {
 		"pages": queryStrings(t, db, `SELECT url || ' ' || COALESCE(status, '-') || ' ' || blocked_by_robots || ' ' || COALESCE(title, '-') || ' ' ||
 			COALESCE(error_kind, '-') || ' ' || redirect_count FROM pages ORDER BY url`),
 		"links":        queryStrings(t, db, `SELECT from_url || ' ' || to_url FROM links ORDER BY 1`),
-		"findings":     queryStrings(t, db, `SELECT kind || ' ' || url FROM findings ORDER BY 1`),
+		"findings":     queryStrings(t, db, `SELECT kind || ' ' || url FROM findings WHERE kind != 'slow_ttfb' ORDER BY 1`), // slow_ttfb depends on the machine's load, not on the crawl
 		"sitemaps":     queryStrings(t, db, `SELECT url || ' ' || level || ' ' || entries FROM sitemaps ORDER BY 1`),
 		"sitemap_urls": queryStrings(t, db, `SELECT sitemap || ' ' || url FROM sitemap_urls ORDER BY 1`),
 		"requests":     queryStrings(t, db, `SELECT url || ' ' || purpose || ' ' || COALESCE(status, '-') FROM requests ORDER BY 1`),
@@ -476,6 +476,9 @@ func TestResumeAfterKillAtRandomMoments(t *testing.T) {
 			}
 			if code == 0 {
 				break
+			}
+			if code == crawl.ExitUsage && kills > 0 && strings.Contains(out, "finished: there is nothing to resume") {
+				break // the last kill landed after the crawl was marked finished, before the process exited
 			}
 			require.Equal(t, -1, code, "killed after %s: %s", d, out)
 			kills++

@@ -86,3 +86,43 @@ func TestBenchPageIsSane(t *testing.T) {
 	}
 	t.Logf("bench page: %d bytes, %d links, %d words", len(doc), len(p.Links), p.WordCount)
 }
+
+// BenchmarkParseText is BenchmarkParse with Options.Text set: the cost of
+// streaming the visible words to a writer (one that only counts them, so
+// the figure is the streaming's own) in the same pass.
+func BenchmarkParseText(b *testing.B) {
+	doc := benchPage()
+	u, _ := url.Parse("https://shop.example/widgets/?page=2")
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var w countWriter
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := (Options{Text: &w}).Parse(bytes.NewReader(doc), u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(w)/float64(b.N), "text-bytes/page")
+}
+
+type countWriter int
+
+func (w *countWriter) Write(p []byte) (int, error) { *w += countWriter(len(p)); return len(p), nil }
+
+// BenchmarkParseFacts is BenchmarkParse with Options.Facts and Options.Text on, as the audit's
+// crawl parses every page.
+func BenchmarkParseFacts(b *testing.B) {
+	doc := benchPage()
+	u, _ := url.Parse("https://shop.example/widgets/?page=2")
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var w countWriter
+	cpu0 := cpuTime()
+	for b.Loop() {
+		if _, err := (Options{Text: &w, Facts: true}).Parse(bytes.NewReader(doc), u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+}

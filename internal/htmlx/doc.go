@@ -6,8 +6,14 @@
 //
 // Input is capped (Options.MaxBytes, 10 MiB by default; Page.Truncated
 // reports a cut), every extracted string is capped and valid UTF-8, and
-// malformed markup never makes Parse fail or panic: only a read error is
-// returned.
+// malformed markup never makes Parse fail or panic: only a read error (or
+// an error of Options.Text's writer) is returned.
+//
+// Two opt-ins cost nothing when off: Options.Text streams the visible words
+// to a writer in the same pass (a near-duplicate hasher, say), and
+// Options.Facts gathers Page.Facts, what an SEO audit checks on one page
+// (headings, images, where the canonical and robots meta are, Open Graph,
+// JSON-LD, forms, DOM size), in facts.go, every list capped.
 //
 // The pieces: charset.go decides the encoding as the HTML standard does
 // (BOM, Content-Type, <meta charset> prescan, sniffing) and decodes to

@@ -99,3 +99,55 @@ func FuzzResolveFastPath(f *testing.F) {
 		require.Equal(t, want, got, "base %q raw %q", base, raw)
 	})
 }
+
+// FuzzFacts: the facts of any input are gathered without a panic, within their caps, and asking for
+// them changes nothing else Parse returns.
+func FuzzFacts(f *testing.F) {
+	for _, s := range []string{
+		``,
+		`<head><meta charset=utf-8><meta name=viewport content=w><meta property=og:title content=t><link rel=canonical href=/c></head><body><link rel=canonical href=/b><meta name=robots content=noindex>`,
+		`<h1>a</h1><h6>b</h6><img src=/i alt><img width=1 height=2><form action=http://x/></form><p>LoReM IpSuM</p>`,
+		`<script type="application/ld+json">{"@type":"Product"}</script><script type=application/ld+json>`,
+		`<template><h2>x</h2><img src=/t></template><svg><h1>y</h1></svg><noscript><img src=/n></noscript>`,
+		`<lorem>lor<b>em</b> ips` + strings.Repeat("<h2>", 50),
+	} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("https://fuzz.example/dir/page")
+	opts := Options{MaxBytes: 1 << 16, MaxLinks: 50, MaxTextBytes: 64}
+	f.Fuzz(func(t *testing.T, doc string) {
+		plain, err := opts.Parse(strings.NewReader(doc), base)
+		require.NoError(t, err)
+		fo := opts
+		fo.Facts = true
+		p, err := fo.Parse(strings.NewReader(doc), base)
+		require.NoError(t, err)
+		fs := p.facts
+		require.NotNil(t, fs)
+		p.facts = nil
+		require.Equal(t, plain, p, "facts change nothing else")
+		require.LessOrEqual(t, len(fs.Headings), MaxFactItems)
+		require.LessOrEqual(t, len(fs.Images), MaxFactItems)
+		require.LessOrEqual(t, len(fs.Images), fs.ImagesN)
+		require.LessOrEqual(t, len(fs.Forms), MaxFactItems)
+		require.LessOrEqual(t, len(fs.JSONLD), maxJSONLD)
+		require.LessOrEqual(t, fs.Elements, len(doc))
+		require.LessOrEqual(t, fs.TextBytes, len(doc)*3)
+		for _, h := range fs.Headings {
+			require.True(t, h >= 1 && h <= 6)
+		}
+		for _, j := range fs.JSONLD {
+			require.LessOrEqual(t, len(j.Body), len(doc))
+		}
+		for _, im := range fs.Images {
+			require.LessOrEqual(t, len(im.Alt), opts.MaxTextBytes)
+			require.True(t, utf8.ValidString(im.Alt) || !utf8.ValidString(doc))
+		}
+		for _, a := range fs.Forms {
+			if a != "" {
+				_, err := url.Parse(a)
+				require.NoError(t, err)
+			}
+		}
+	})
+}

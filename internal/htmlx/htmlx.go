@@ -64,6 +64,8 @@ type Page struct {
 	InvalidLinks int  // http(s)/relative URLs that could not be parsed and were left out
 	LinksDropped int  // links beyond Options.MaxLinks
 
+	facts *Facts // with Options.Facts (Facts)
+
 	text []byte // the visible words joined by spaces, with Options.keepText (tests)
 }
 
@@ -73,6 +75,14 @@ type Options struct {
 	MaxLinks     int    // links kept; 0 means 10,000
 	MaxTextBytes int    // cap of each extracted string (title, anchor text...); 0 means 2,048
 	ContentType  string // the response's Content-Type, used with <meta charset> sniffing to decode non-UTF-8 pages
+
+	// Text, if not nil, is written the visible words as they are read, in the same pass: the
+	// bytes TextHash is computed over (words joined by single spaces), in pieces. A write error
+	// stops the writing and is returned by Parse; parsing goes on.
+	Text io.Writer
+
+	// Facts asks for Page.Facts(), gathered in the same pass.
+	Facts bool
 
 	keepText bool // tests: keep the visible text in Page.text
 }
@@ -131,16 +141,22 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 	in, dec := decodeInput(bufio.NewReaderSize(lr, 4096), o.ContentType)
 	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{},
 		anchor: -1, pendingLink: -1}
+	if o.Facts {
+		p.page.facts = &Facts{}
+	}
 	err := p.run()
 	p.finish(pageURL, links)
 	p.page.Truncated = lr.truncated
 	p.page.Encoding = dec.Encoding()
+	var where string
+	if pageURL != nil {
+		where = " " + pageURL.Redacted()
+	}
 	if err != nil {
-		var where string
-		if pageURL != nil {
-			where = " " + pageURL.Redacted()
-		}
 		return p.page, fmt.Errorf("htmlx: reading%s: %w", where, err)
+	}
+	if p.textErr != nil {
+		return p.page, fmt.Errorf("htmlx: writing the visible text of%s: %w", where, p.textErr)
 	}
 	return p.page, nil
 }
@@ -249,6 +265,13 @@ type parser struct {
 	words    int    //
 	out      []byte // scratch for the normalised text written to hash
 	robots   []string
+	textErr  error // the first error of Options.Text
+
+	// With Options.Facts:
+	inBody  bool     // the head has ended (facts.go)
+	jsonld  bool     // reading a JSON-LD script's text
+	loremAt int      // bytes of lorem matched so far
+	forms   []string // form actions as written, resolved at the end
 }
 
 func (p *parser) run() error {
@@ -272,6 +295,8 @@ func (p *parser) run() error {
 			if p.skip != 0 {
 				if p.inTitle {
 					p.title = appendCapped(p.title, p.z.Text(), 4*p.opt.MaxTextBytes)
+				} else if p.jsonld {
+					p.jsonldText(p.z.Text())
 				} else if p.skip == atom.Noscript && !p.noscript && p.templates == 0 {
 					p.runNoscript(p.z.Text())
 				}
@@ -336,8 +361,20 @@ func tagName(raw []byte) (atom.Atom, uint32) {
 // attrs reads the attributes the parser cares about.
 type attrs struct {
 	href, src, rel, name, content, hreflang, alt, lang, httpEquiv, encoding string
-	font                                                                    bool // color, face or size: a <font> that ends foreign content
+	property, typ, action                                                   string // for Facts
+	font                                                                    bool   // color, face or size: a <font> that ends foreign content
+	has                                                                     attrSet
 }
+
+// attrSet records attributes whose presence matters more than their value (Facts).
+type attrSet uint8
+
+const (
+	hasAlt attrSet = 1 << iota
+	hasWidth
+	hasHeight
+	hasCharset
+)
 
 func (p *parser) readAttrs() attrs {
 	var a attrs
@@ -358,6 +395,19 @@ func (p *parser) readAttrs() attrs {
 			a.hreflang = p.intern(v)
 		case "alt":
 			a.alt = string(v)
+			a.has |= hasAlt
+		case "width":
+			a.has |= hasWidth
+		case "height":
+			a.has |= hasHeight
+		case "charset":
+			a.has |= hasCharset
+		case "property":
+			a.property = p.intern(v)
+		case "type":
+			a.typ = p.intern(v)
+		case "action":
+			a.action = string(v)
 		case "lang":
 			a.lang = string(v)
 		case "http-equiv":
@@ -399,6 +449,9 @@ func (p *parser) runNoscript(text []byte) {
 func (p *parser) start(selfClosing bool) {
 	var name atom.Atom
 	name, p.tag = tagName(p.z.Raw()) // name is 0 for unknown elements; the hash tells them apart
+	if p.page.facts != nil && !p.noscript && p.templates == 0 {
+		p.page.facts.Elements++
+	}
 	switch {
 	case p.noscript:
 		p.noscriptStart(name)
@@ -475,10 +528,13 @@ func (p *parser) htmlElement(name atom.Atom, selfClosing bool) {
 	}
 	p.cl = classOf(name)
 	var a attrs
-	if wantsAttrs(name) {
+	if wantsAttrs(name) || p.page.facts != nil && name == atom.Form {
 		a = p.readAttrs()
 	}
 	live := p.templates == 0 // template content is inert: not part of the page
+	if live && p.page.facts != nil {
+		p.factsStart(name, &a)
+	}
 	switch name {
 	case atom.Script, atom.Style, atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes:
 		// The tokenizer reads these as raw text up to the end tag, even
@@ -567,7 +623,7 @@ func (p *parser) end(name atom.Atom) {
 				p.inTitle, p.titleDone = false, true
 				p.page.Title = normalise(p.title, p.opt.MaxTextBytes)
 			}
-			p.skip = 0
+			p.skip, p.jsonld = 0, false
 		}
 		return
 	}
@@ -595,6 +651,9 @@ func (p *parser) end(name atom.Atom) {
 }
 
 func (p *parser) meta(a attrs) {
+	if p.page.facts != nil {
+		p.factsMeta(&a)
+	}
 	if strings.EqualFold(strings.TrimSpace(a.httpEquiv), "refresh") {
 		if u, ok := refreshURL(a.content); ok {
 			if p.refresh == "" {
@@ -661,6 +720,9 @@ func (p *parser) link(a attrs) {
 		}
 	}
 	if canonical {
+		if p.page.facts != nil && p.inBody {
+			p.page.facts.CanonicalsInBody++
+		}
 		p.page.CanonicalCount++
 		if p.canonical == "" && a.href != "" {
 			p.canonical = capString(a.href, 8192)
@@ -794,7 +856,13 @@ func (p *parser) text(b []byte) {
 		i += size
 	}
 	if len(out) > 0 {
+		if p.page.facts != nil {
+			p.factsText(out)
+		}
 		p.hash.Write(out)
+		if p.opt.Text != nil && p.textErr == nil {
+			_, p.textErr = p.opt.Text.Write(out)
+		}
 		if p.opt.keepText {
 			p.page.text = append(p.page.text, out...)
 		}
@@ -845,6 +913,16 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 	}
 	if p.refresh != "" {
 		pg.Refresh, _ = res.resolve(p.refresh)
+	}
+	if f := pg.facts; f != nil {
+		f.CanonicalRaw = p.canonical
+		for _, raw := range p.forms {
+			var u string
+			if weburl.Clean(raw) != "" {
+				u, _ = res.resolve(raw)
+			}
+			f.Forms = append(f.Forms, u)
+		}
 	}
 	for _, a := range p.alternates {
 		if u := res.self(a.raw); u != "" {

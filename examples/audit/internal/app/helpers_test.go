@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"database/sql"
+	"github.com/politecrawl/polite/examples/audit/internal/findings"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -153,4 +155,31 @@ func newSite(t testing.TB, pages map[string]string) *site {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// dropPageChecks deletes the findings of the pages' own responses (a test site's minimal pages have
+// many: no viewport, thin content...), for tests that count the findings of other kinds; the page
+// checks have their own tests (internal/pagecheck, and the audit's pagecheck_test.go).
+func dropPageChecks(t testing.TB, s *served) {
+	t.Helper()
+	db, err := sql.Open("sqlite", s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM findings WHERE page_check = 1`); err != nil {
+		t.Fatal(err)
+	}
+	// And the kinds of the passes over the whole crawl that these small sites show on many pages (one
+	// internal link, a link to a redirect...): the tests count the core kinds.
+	for _, c := range findings.Categories {
+		for _, k := range findings.KindsOf(c) {
+			if !findings.IsSiteKind(k) {
+				continue
+			}
+			if _, err := db.Exec(`DELETE FROM findings WHERE kind = ?`, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -230,6 +230,7 @@ func TestCategoryTabs(t *testing.T) {
 	code, _ := s.post(t, c, "/crawl", crawlForm(st.URL+"/", "gap", "0s"))
 	require.Equal(t, http.StatusOK, code)
 	s.app.Wait()
+	dropPageChecks(t, s)
 
 	_, body := get(t, c, s.base+"/crawls/1")
 	assert.Contains(t, body, `data-category="Links">Links <span class="count">2</span>`, "broken_link and external_link")

@@ -44,6 +44,10 @@ type Config struct {
 	Logger      *slog.Logger      // writes to Log; nil = silent
 	Render      int               // -render N: pages of the rendered pass, 0 = off
 	Browser     string            // the browser the rendered pass runs (resolved only when Render > 0)
+	// What the benchmark script (bench/scale.sh) reads; none changes what is crawled or written.
+	Timings    bool   // -timings: print how long the crawl and each pass after it took, to stderr
+	CPUProfile string // -cpuprofile FILE: a pprof CPU profile of the whole run
+	MemProfile string // -memprofile FILE: a pprof heap profile taken when the crawl stops, before the passes; FILE.end at exit
 }
 
 // Settings is the part of the command line the crawls row keeps, so a resume and the report see the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/pagecheck"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/examples/internal/cmdline"
 	"github.com/politecrawl/polite/fetch"
@@ -59,8 +60,8 @@ type Crawler struct {
 
 	Prog      *progress // nil unless stderr is a terminal
 	mu        sync.Mutex
-	recorded  map[string]bool       // URLs with a pages row (blocked ones are recorded when first refused)
-	linksOf   map[string]bool       // final URLs whose links are recorded (a redirect's links are its target's)
+	recorded  *urlSet               // URLs with a pages row (blocked ones are recorded when first refused)
+	linksOf   *urlSet               // final URLs whose links are recorded (a redirect's links are its target's)
 	reached   map[string]reachedURL // URLs a redirect chain requested that have no row yet (duplicate.go)
 	llmsPage  *store.RequestRecord  // /llms.txt when a link led the crawl to it
 	home      string                // scheme://host where the start page ended up; origin until then
@@ -89,7 +90,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 	if err != nil {
 		return nil, err
 	}
-	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: map[string]bool{}, linksOf: map[string]bool{}, reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
+	c := &Crawler{Cfg: cfg, Env: e, St: st, Log: log, start: start, recorded: newURLSet(), linksOf: newURLSet(), reached: map[string]reachedURL{}, hostStopped: map[string]bool{},
 		stopSite: func(error) {}}
 	// The site is the start host and its www/apex twin (shop.example <-> www.shop.example).
 	if c.scope, err = frontier.SameSite(cfg.URL); err != nil {
@@ -119,7 +120,7 @@ func NewCrawler(cfg *Config, e Env, st *store.Store, log io.Writer) (*Crawler, e
 		}
 		base = bt
 	}
-	base = countingTransport{base, &c.Count.requests}
+	base = countingTransport{gzipTransport{base}, &c.Count.requests}
 
 	// One retry policy and one slowdown latch for the run: fetch trips the latch on a 429, the frontier
 	// applies it (1 in flight, 3 s gap) to every request from then on.
@@ -513,11 +514,10 @@ func (c *Crawler) add(ctx context.Context, raw string, depth int, from, source s
 // recordOnce writes a page row unless the URL already has one.
 func (c *Crawler) recordOnce(p *store.PageRecord) {
 	c.mu.Lock()
-	if c.recorded[p.URL] {
+	if !c.recorded.add(p.URL) {
 		c.mu.Unlock()
 		return
 	}
-	c.recorded[p.URL] = true
 	c.mu.Unlock()
 	c.Count.pages.Add(1)
 	if p.Blocked {
@@ -634,7 +634,7 @@ func (c *Crawler) queueSitemapURLs(ctx context.Context) bool {
 			// as seen now. Without a row it was not crawled, and the limit is why, unless its host's
 			// robots.txt cannot be read (a disallowed URL has its row already).
 			c.mu.Lock()
-			crawled := c.recorded[r.URL]
+			crawled := c.recorded.has(r.URL)
 			c.mu.Unlock()
 			if v, err := c.Robots.CheckAs(ctx, c.tokens, r.URL); crawled || err != nil || v.Outcome != robots.Allowed {
 				continue
@@ -721,6 +721,8 @@ func (c *Crawler) visit(ctx context.Context, it frontier.Item) {
 	}
 	if err == nil && res.Challenge == nil && res.Status == http.StatusOK && store.IsHTML(res.ContentType) {
 		c.parse(ctx, p, res)
+	} else if err == nil && res.Challenge == nil && res.Status == http.StatusNotFound && store.IsHTML(res.ContentType) {
+		notFoundFacts(p, res)
 	}
 	if it.Depth == 0 && err == nil && res.FinalURL != "" {
 		// The site lives where the start page ended up (http -> https, apex -> www): llms.txt is asked there.
@@ -790,11 +792,12 @@ func sourceOf(it frontier.Item) string {
 
 // parse reads the page's SEO fields and links, and queues the internal links it may follow.
 func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Result) {
-	pg, err := res.Page() // the public extractor (fetch/page): charset, <base href>, links resolved
-	if err != nil {
-		return // not HTML after all, or a final URL that is not http(s): nothing to read
+	pg, fp, err := readPage(res) // charset, <base href>, links resolved, as fetch/page reads a page
+	if pg == nil || err != nil {
+		return // a final URL that is not http(s), or a body that could not be read: nothing to read
 	}
 	p.Parsed = true
+	pageFacts(p, pg, fp)
 	p.Title, p.TitleCount = pg.Title, pg.TitleCount
 	p.Description, p.DescriptionCount = pg.MetaDescription, pg.DescriptionCount
 	p.Canonical, p.MetaRobots = pg.Canonical, pg.MetaRobots
@@ -816,9 +819,13 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 		owner = store.NormalizeOrSelf(p.FinalURL)
 	}
 	c.mu.Lock()
-	record := !c.linksOf[owner]
-	c.linksOf[owner] = true
+	record := c.linksOf.add(owner)
 	c.mu.Unlock()
+	if record {
+		// The page's own findings, once per document however many URLs redirect to it.
+		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
+			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope})
+	}
 	seen := map[string]bool{}
 	for _, l := range pg.Links {
 		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {
@@ -906,7 +913,7 @@ func (c *Crawler) llms(ctx context.Context) {
 	}
 	c.mu.Lock()
 	u := c.home + "/llms.txt"
-	r, crawled := c.llmsPage, c.recorded[u]
+	r, crawled := c.llmsPage, c.recorded.has(u)
 	c.mu.Unlock()
 	if c.requested[u] {
 		return // a resumed crawl: asked (and recorded) before the interruption

@@ -53,7 +53,7 @@ func (r claimRecorder) Claim(ctx context.Context, u *url.URL) (bool, error) {
 	if ok && err == nil && r.c.InScope(u) {
 		k := store.NormalizeOrSelf(u.String())
 		r.c.mu.Lock()
-		if _, known := r.c.reached[k]; !known && !r.c.recorded[k] {
+		if _, known := r.c.reached[k]; !known && !r.c.recorded.has(k) {
 			r.c.reached[k] = reachedURL{}
 		}
 		r.c.mu.Unlock()
@@ -75,7 +75,7 @@ func (c *Crawler) rememberReached(p *store.PageRecord, res *fetch.Result, err er
 		return
 	}
 	chain := *p
-	chain.Links = nil
+	chain.Links, chain.Findings = nil, nil // the document's links and own findings are written once, with p
 	var now []*store.PageRecord
 	c.mu.Lock()
 	for i := 1; i <= last; i++ {
@@ -88,7 +88,7 @@ func (c *Crawler) rememberReached(p *store.PageRecord, res *fetch.Result, err er
 			continue
 		}
 		k := store.NormalizeOrSelf(raw)
-		if c.recorded[k] {
+		if c.recorded.has(k) {
 			continue
 		}
 		r := reachedURL{chain: &chain, hop: i}

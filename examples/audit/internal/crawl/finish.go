@@ -66,7 +66,9 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "audit: %s\n", cmdline.Safe(busy.Error()))
 		return ExitUsage
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// No deadline: the passes over the crawl take time in proportion to it (a minute was not enough for
+	// 100,000 pages on a loaded machine), and a second Ctrl-C ends the program.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	werr := e.st.Flush()
 	var ws *writeStopped
@@ -77,12 +79,13 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	// Off limits at the start: nothing was crawled, there is nothing to analyse. Off limits during the
 	// crawl: what was crawled before is analysed and summarised like an interrupted crawl.
 	analysed := res.Outcome != "off_limits" || e.totals.pages > 0
-	var fs []store.FindingRecord
+	var sum findings.Summary
 	if analysed {
 		var err error
-		if fs, err = e.findings(ctx); err != nil {
+		if sum, err = e.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
-		} else if err := e.st.WriteFindings(ctx, fs); err != nil {
+		} else if err := e.st.EachPageFindingKind(ctx, sum.Add); err != nil {
+			// the summary counts the pages' own findings too, written with them during the crawl
 			werr = errors.Join(werr, err)
 		}
 	}
@@ -95,7 +98,7 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	}
 
 	if analysed && e.st.CrawlID != 0 {
-		e.printSummary(stdout, fs)
+		e.printSummary(stdout, sum)
 	}
 	switch {
 	case res.Outcome == "off_limits" && analysed:
@@ -146,59 +149,37 @@ func (e *Ending) crawlEnd(outcome string) store.CrawlEnd {
 	return end
 }
 
-// findings reads the crawl back from the database and analyses it.
-func (e *Ending) findings(ctx context.Context) ([]store.FindingRecord, error) {
+// findings completes the redirect chains that stopped at a URL the crawl had, then runs the passes over
+// the crawl (findings.Run), which read the database and write the findings and link scores.
+func (e *Ending) findings(ctx context.Context) (findings.Summary, error) {
 	st := e.st
 	pages, err := st.LoadPages(ctx)
 	if err != nil {
-		return nil, err
+		return findings.Summary{}, err
 	}
 	// Redirects to a URL the crawl had already end where that URL's own request ended.
 	changed := completeChains(pages)
+	pages = nil
 	if err := st.UpdateChains(ctx, changed); err != nil {
-		return nil, err
+		return findings.Summary{}, err
 	}
 	for _, ch := range changed {
 		if broken, _ := findings.IsBroken(ch.Page); broken {
 			e.totals.errors++
 		}
 	}
-	links, err := st.LoadLinks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	smURLs, err := st.LoadSitemapURLs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sitemaps, err := st.LoadSitemaps(ctx)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := st.LoadRequests(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in := findings.AnalysisInput{Pages: pages, Links: links, SitemapURLs: smURLs, Sitemaps: sitemaps, Requests: reqs, Normalize: store.NormalizeOrSelf}
-	if in.Rendered, err = st.LoadRendered(ctx); err != nil {
-		return nil, err
-	}
+	x := findings.Extra{NotCrawled: e.notCrawled, OverHold: e.heldDropped, FirstOverHold: e.heldFirstDropped}
 	if ev, ok := e.slow.Tripped(); ok {
-		in.SlowedBy = ev.URL
+		x.SlowedBy = ev.URL
 	}
-	in.NotCrawled = e.notCrawled
-	in.OverHold, in.FirstOverHold = e.heldDropped, e.heldFirstDropped
-	return findings.Analyze(in), nil
+	return findings.Run(ctx, st, x)
 }
 
 // printSummary writes the closing table to w: the crawl's totals, the slowdown, a count and an example
 // per finding kind, and the query to read them all.
-func (e *Ending) printSummary(w io.Writer, fs []store.FindingRecord) {
+func (e *Ending) printSummary(w io.Writer, sum findings.Summary) {
 	res := e.Res
-	counts := map[string]int{}
-	for _, f := range fs {
-		counts[f.Kind]++
-	}
+	counts := sum.Counts
 	state := res.Outcome
 	switch state {
 	case "off_limits":
@@ -218,17 +199,12 @@ func (e *Ending) printSummary(w io.Writer, fs []store.FindingRecord) {
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",
 			cmdline.Safe(ev.URL), ev.At.Format(time.TimeOnly), inFlight, gap)
 	}
-	if len(fs) == 0 {
+	if sum.Total() == 0 {
 		fmt.Fprintln(w, "No findings.")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "\nFINDING\tCOUNT\tEXAMPLE")
-		example := map[string]store.FindingRecord{}
-		for _, f := range fs {
-			if _, ok := example[f.Kind]; !ok {
-				example[f.Kind] = f
-			}
-		}
+		example := sum.Examples
 		width := exampleWidth(termColumns(w), counts)
 		for _, k := range findings.OrderedKinds(counts) {
 			ex := example[k]
@@ -290,7 +266,7 @@ func (e *Ending) WriteReport(code int, stdout, stderr io.Writer) int {
 	if e.cfg.NoReport || e.st.CrawlID == 0 || (res.Outcome == "off_limits" && e.totals.pages == 0) || errors.As(res.Err, new(*writeStopped)) {
 		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(context.Background()) // no deadline, as in Finish
 	defer cancel()
 	path := report.DefaultReportPath(e.cfg.DB, e.st.CrawlID, "html")
 	d, err := report.LoadReport(ctx, e.st.Reader(), e.st.CrawlID, report.NeedAll)

@@ -61,10 +61,10 @@ func (c *Crawler) resumeCrawl(ctx context.Context) error {
 
 	c.mu.Lock()
 	for u := range r.recorded {
-		c.recorded[u] = true
+		c.recorded.add(u)
 	}
 	for o := range r.linksOf {
-		c.linksOf[o] = true
+		c.linksOf.add(o)
 	}
 	if r.home != "" {
 		c.home = r.home

@@ -16,9 +16,12 @@ import (
 //	/about       about.js sets the missing <title>          -> render_title_changed
 //	/contact     contact.js fetches a missing API and calls
 //	             a widget that is not there                 -> render_resource_failed, render_js_error
-//	/offers/     offers.js adds canonical and noindex, and
-//	             rewrites the <h1>                          -> render_canonical_changed,
-//	                                                           render_robots_meta_changed, render_h1_changed
+//	/offers/     offers.js changes the canonical, adds noindex,
+//	             nofollow and an hreflang annotation,
+//	             rewrites the description and the <h1>      -> render_canonical_changed,
+//	                                                           render_robots_meta_changed, render_h1_changed,
+//	                                                           render_noindex_changed, render_nofollow_changed,
+//	                                                           render_hreflang_changed, render_description_changed
 //	/products/   needs /basket/mini-basket.js, which
 //	             robots.txt disallows                       -> render_resource_blocked_by_robots
 //
@@ -28,7 +31,7 @@ var demoScripts = map[string]string{
 	"/about":     `<script src="/assets/about.js"></script>`,
 	"/contact":   `<script src="/assets/contact.js"></script>`,
 	"/offers/":   `<script src="/assets/offers.js"></script>`,
-	"/products/": `<link rel="stylesheet" href="/assets/shop.css"><img src="/assets/tent.jpg" alt="Tent"><script src="/basket/mini-basket.js"></script>`,
+	"/products/": `<link rel="stylesheet" href="/assets/shop.css"><img src="/assets/tent.jpg" alt="Tent" width="640" height="480"><script src="/basket/mini-basket.js"></script>`,
 }
 
 var demoAssets = map[string][2]string{ // path -> content type, body
@@ -44,8 +47,19 @@ document.querySelector("nav").appendChild(a);
 window.stockWidget.init(); // the widget's script was removed from the template
 `},
 	"/assets/offers.js": {"text/javascript", `// The campaign ended: point search engines at the old sale page and hide this one.
-document.head.insertAdjacentHTML("beforeend",
-  '<link rel="canonical" href="' + location.origin + '/summer-sale"><meta name="robots" content="noindex">');
+var canonical = document.querySelector('link[rel="canonical"]');
+if (!canonical) {
+  canonical = document.createElement("link");
+  canonical.rel = "canonical";
+  document.head.appendChild(canonical);
+}
+canonical.href = location.origin + "/summer-sale";
+document.head.insertAdjacentHTML("beforeend", '<meta name="robots" content="noindex, nofollow">');
+document.head.insertAdjacentHTML("beforeend", '<link rel="alternate" hreflang="fr" href="' + location.origin + '/offers/">');
+var description = document.querySelector('meta[name="description"]');
+if (description) {
+  description.content = "The summer offers have ended; see the sale page.";
+}
 document.querySelector("h1").textContent = "Offers have ended";
 `},
 	"/assets/shop.css":       {"text/css", "body { font-family: sans-serif; } nav a { margin-right: 1em; }\n"},

@@ -43,7 +43,7 @@ func TestAnalyzeContent(t *testing.T) {
 	redirected := ok("/old", "Dup", "dup", 1) // redirects to /dup1, crawled itself: counted once
 	redirected.FinalURL = "/dup1"
 	redirected.Redirects = []store.HopRecord{{URL: "/old", Status: 301, Location: "/dup1"}}
-	in := AnalysisInput{Pages: []*store.PageRecord{
+	in := crawlRows{Pages: []*store.PageRecord{
 		noTitle, emptyTitle, noDesc, emptyDesc, meta, header, canon, selfCanon, redirected,
 		ok("/long", long, "d9", 1),
 		ok("/no-h1", "T10", "d10", 0),
@@ -52,11 +52,11 @@ func TestAnalyzeContent(t *testing.T) {
 		ok("/dup2", " dup ", "DUP", 1),
 		{URL: "/error", Status: 500},
 	}}
+	fs := analyze(t, in)
 	assert.Equal(t, []string{
 		"broken_page /error",
 		"canonical_elsewhere /canon",
 		"description_duplicate /dup1",
-		"description_duplicate /dup2",
 		"description_missing /empty-desc",
 		"description_missing /no-desc",
 		"h1_missing /no-h1",
@@ -65,15 +65,21 @@ func TestAnalyzeContent(t *testing.T) {
 		"noindex /xrobots",
 		"redirect /old",
 		"title_duplicate /dup1",
-		"title_duplicate /dup2",
 		"title_empty /empty-title",
 		"title_missing /no-title",
 		"title_too_long /long",
-	}, got(Analyze(in)))
+	}, got(fs))
+	// One row per duplicate group, on its first page, naming every member.
+	detail := map[string]string{}
+	for _, f := range fs {
+		detail[f.Kind+" "+f.URL] = f.Detail
+	}
+	assert.Equal(t, `2 pages share the title "dup": /dup1, /dup2`, detail["title_duplicate /dup1"])
+	assert.Equal(t, `2 pages share the meta description "dup": /dup1, /dup2`, detail["description_duplicate /dup1"])
 }
 
 func TestAnalyzeLinksAndSitemaps(t *testing.T) {
-	in := AnalysisInput{
+	in := crawlRows{
 		Pages: []*store.PageRecord{
 			ok("/", "Home", "home", 1),
 			ok("/a", "A", "a", 1),
@@ -93,15 +99,16 @@ func TestAnalyzeLinksAndSitemaps(t *testing.T) {
 		Sitemaps:    []store.SitemapRecord{{URL: "/sm.xml", Status: 200, Entries: 5}, {URL: "/broken.xml", Level: 1, Status: 404}},
 		Requests: []store.RequestRecord{{URL: "/llms.txt", Purpose: "llms", Status: 404},
 			{URL: "/wp-json/", Purpose: "wordpress", Status: 200, ContentType: "application/json", Bytes: 10}},
-		SlowedBy: "/a",
+		Extra: Extra{SlowedBy: "/a"},
 	}
-	fs := Analyze(in)
+	fs := analyze(t, in)
 	assert.Equal(t, []string{
 		"broken_link /gone",
 		"broken_link /slow",
 		"broken_page /loop", // a loop never reaches a page
 		"canonical_elsewhere /canon",
 		"external_link https://other.test/",
+		"link_no_response /slow",
 		"link_to_blocked /basket/",
 		"llms_txt /llms.txt",
 		"redirect /moved",
@@ -136,24 +143,23 @@ func TestAnalyzeCanonicalVariantsAndRedirectTargets(t *testing.T) {
 	moved := ok("/sale", "", "Offers", 1) // /sale -> /offers/, and /offers/ has no title
 	moved.TitleCount, moved.FinalURL = 0, "/offers/"
 	moved.Redirects = []store.HopRecord{{URL: "/sale", Status: 301, Location: "/offers/"}}
-	in := AnalysisInput{Pages: []*store.PageRecord{
+	in := crawlRows{Pages: []*store.PageRecord{
 		ok("/products/", "Products", "All products", 1), variant, hidden, moved,
 		ok("/tent", "Tent", "Same", 1), ok("/lantern", "Lantern", "same", 1),
 	}}
 	assert.Equal(t, []string{
 		"canonical_elsewhere /products/?sort=price",
 		"description_duplicate /lantern",
-		"description_duplicate /tent",
 		"noindex /print",
 		"redirect /sale",
 		"title_missing /offers/",
-	}, got(Analyze(in)))
+	}, got(analyze(t, in)))
 }
 
 // A site answering every path with its HTML page (a soft 404) does not publish an llms.txt; and a 429 page
 // is rate limited, not shown as plainly broken.
 func TestAnalyzeSoft404LLMSAnd429(t *testing.T) {
-	fs := Analyze(AnalysisInput{
+	fs := analyze(t, crawlRows{
 		Pages: []*store.PageRecord{{URL: "/busy", Status: 429}},
 		Requests: []store.RequestRecord{
 			{URL: "/llms.txt", Purpose: "llms", Status: 200, ContentType: "text/html; charset=utf-8", Bytes: 900},

@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -53,6 +54,7 @@ func analyzeRender(rendered []*store.RenderRecord) []store.FindingRecord {
 			if a, b := textOrNone(r.Raw.H1, r.Raw.H1Count), textOrNone(r.H1, r.H1Count); a != b {
 				add(u, KindRenderH1, "first <h1> %s in the HTML, %s after JavaScript", a, b)
 			}
+			renderDirectives(r, func(kind, format string, args ...any) { add(u, kind, format, args...) })
 			var only []string
 			seen := map[string]bool{}
 			for _, l := range r.Links {
@@ -147,4 +149,58 @@ func listSome(items []string) string {
 		return strings.Join(items, "; ")
 	}
 	return strings.Join(items[:renderListedInHint], "; ") + fmt.Sprintf("; and %d more", len(items)-renderListedInHint)
+}
+
+// renderDirectives compares the directives beyond title, canonical, robots meta and h1 between the
+// crawler's HTML and the rendered DOM: the meta description, noindex, nofollow (meta robots and on the
+// internal links both views have) and the hreflang set.
+func renderDirectives(r *store.RenderRecord, add func(kind, format string, args ...any)) {
+	if a, b := textOrNone(r.Raw.Description, r.Raw.DescriptionCount), textOrNone(r.Description, r.DescriptionCount); a != b {
+		add(KindRenderDescription, "meta description %s in the HTML, %s after JavaScript", a, b)
+	}
+	onOff := func(on bool) string { return map[bool]string{true: "nofollow", false: "followed"}[on] }
+	switch a, b := store.HasRobotsToken(r.Raw.MetaRobots, "noindex"), store.HasRobotsToken(r.MetaRobots, "noindex"); {
+	case !a && b:
+		add(KindRenderNoindex, "no noindex in the HTML; JavaScript adds it (meta robots %s): the rendered page asks not to be indexed", r.MetaRobots)
+	case a && !b:
+		add(KindRenderNoindex, "noindex in the HTML (meta robots %s); JavaScript removes it: crawlers that do not render drop the page", r.Raw.MetaRobots)
+	}
+	var changed []string
+	if a, b := store.HasRobotsToken(r.Raw.MetaRobots, "nofollow"), store.HasRobotsToken(r.MetaRobots, "nofollow"); a != b {
+		changed = append(changed, fmt.Sprintf("meta robots: links %s in the HTML, %s after JavaScript", onOff(a), onOff(b)))
+	}
+	rendered := map[string]bool{} // internal target -> every rendered link to it is nofollow
+	for _, l := range r.Links {
+		if l.External {
+			continue
+		}
+		if nf, ok := rendered[l.To]; ok {
+			rendered[l.To] = nf && l.Nofollow
+		} else {
+			rendered[l.To] = l.Nofollow
+		}
+	}
+	var targets []string
+	for to, b := range rendered {
+		if a, ok := r.Raw.Nofollow[to]; ok && a != b {
+			targets = append(targets, fmt.Sprintf("%s %s in the HTML, %s after JavaScript", to, onOff(a), onOff(b)))
+		}
+	}
+	sort.Strings(targets)
+	if changed = append(changed, targets...); len(changed) > 0 {
+		add(KindRenderNofollow, "%s", listSome(changed))
+	}
+	if a, b := hreflangSet(r.Raw.Hreflang), hreflangSet(r.Hreflang); a != b {
+		add(KindRenderHreflang, "hreflang %s in the HTML, %s after JavaScript", orNone(a), orNone(b))
+	}
+}
+
+// hreflangSet is a page's hreflang annotations as a sorted list, "lang url" each.
+func hreflangSet(hs []store.HreflangRecord) string {
+	var s []string
+	for _, h := range hs {
+		s = append(s, strings.ToLower(strings.TrimSpace(h.Hreflang))+" "+store.NormalizeOrSelf(strings.TrimSpace(h.URL)))
+	}
+	sort.Strings(s)
+	return strings.Join(slices.Compact(s), ", ")
 }

@@ -16,6 +16,7 @@
 package neardup
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unicode"
 	"unicode/utf8"
@@ -263,4 +264,30 @@ func Of(text string) Fingerprint {
 	var h Hasher
 	h.WriteString(text)
 	return h.Sum()
+}
+
+// FingerprintBytes is the length of Fingerprint.Bytes: two bytes per value.
+const FingerprintBytes = 2 * Hashes
+
+// Bytes encodes the fingerprint as its values in little-endian order, FingerprintBytes long: the form
+// the audit's database stores.
+func (fp Fingerprint) Bytes() []byte {
+	b := make([]byte, 0, FingerprintBytes)
+	for _, v := range fp {
+		b = binary.LittleEndian.AppendUint16(b, v)
+	}
+	return b
+}
+
+// FromBytes decodes what Bytes encoded; it reports false, and a zero Fingerprint, when b is not
+// FingerprintBytes long.
+func FromBytes(b []byte) (Fingerprint, bool) {
+	var fp Fingerprint
+	if len(b) != FingerprintBytes {
+		return fp, false
+	}
+	for i := range fp {
+		fp[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return fp, true
 }

@@ -370,3 +370,23 @@ func TestGrowThenAddAllocatesNothing(t *testing.T) {
 		t.Errorf("Add after Grow allocates %v times", a)
 	}
 }
+
+func TestFingerprintBytesRoundTrip(t *testing.T) {
+	fp := Of("the quick brown fox jumps over the lazy dog")
+	b := fp.Bytes()
+	if len(b) != FingerprintBytes {
+		t.Fatalf("%d bytes, want %d", len(b), FingerprintBytes)
+	}
+	if b[0] != byte(fp[0]) || b[1] != byte(fp[0]>>8) {
+		t.Fatalf("first value %#04x encoded as % x, want little-endian", fp[0], b[:2])
+	}
+	back, ok := FromBytes(b)
+	if !ok || back != fp {
+		t.Fatalf("FromBytes(Bytes()) = %v, %v; want the fingerprint back", back, ok)
+	}
+	for _, n := range []int{0, 1, FingerprintBytes - 1, FingerprintBytes + 1} {
+		if got, ok := FromBytes(make([]byte, n)); ok || got != (Fingerprint{}) {
+			t.Errorf("FromBytes of %d bytes = %v, %v; want zero, false", n, got, ok)
+		}
+	}
+}

@@ -491,6 +491,9 @@ func (t *tab) read(ctx context.Context, rec *store.RenderRecord) error {
 	rec.Description, rec.DescriptionCount = pg.MetaDescription, pg.DescriptionCount
 	rec.Canonical, rec.MetaRobots = pg.Canonical, pg.MetaRobots
 	rec.H1Count, rec.WordCount = len(pg.H1), pg.WordCount
+	for _, a := range pg.Hreflang {
+		rec.Hreflang = append(rec.Hreflang, store.HreflangRecord{Hreflang: a.Hreflang, URL: a.URL})
+	}
 	if len(pg.H1) > 0 {
 		rec.H1 = pg.H1[0]
 	}

@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"io"
 	"net/url"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,168 +96,253 @@ type DiffEntry struct {
 	After  string // the value in the newer crawl ("" when the URL is gone)
 }
 
+// KindChange is one finding kind's count in the two crawls.
+type KindChange struct {
+	Kind, Category, Severity string
+	Before, After            int // findings rows of the kind in crawl A and in crawl B
+	Appeared, Fixed          int // its URLs found only in B, only in A
+}
+
+// Change says what happened to the kind: appeared, disappeared, changed (its count), or same.
+func (k KindChange) Change() string {
+	switch {
+	case k.Before == 0 && k.After > 0:
+		return "appeared"
+	case k.After == 0 && k.Before > 0:
+		return "disappeared"
+	case k.Before != k.After:
+		return "changed"
+	}
+	return "same"
+}
+
+// CompareRowsMax is the most entries comparison keeps of each list (new, removed, changed, appeared,
+// fixed): the counts are of every one, the lists stop there, so that comparing two large crawls that
+// differ everywhere stays in bounded memory. A variable only so that a test can lower it.
+var CompareRowsMax = 2000
+
+// diffList is the first CompareRowsMax entries of one list of differences, and how many there are.
+type diffList struct {
+	Entries []DiffEntry
+	N       int
+}
+
+func (l *diffList) add(e DiffEntry) {
+	l.N++
+	if len(l.Entries) < CompareRowsMax {
+		l.Entries = append(l.Entries, e)
+	}
+}
+
 // comparison is everything that differs between crawl A (before) and crawl B (after).
 type comparison struct {
 	A, B             *store.CrawlRow
 	PagesA, PagesB   int
-	New, Removed     []DiffEntry
+	New, Removed     []DiffEntry // the first CompareRowsMax of each, by URL
 	Changed          []DiffEntry // status, title, description, canonical, indexability
 	Appeared, Fixed  []DiffEntry // What = finding kind
 	AppearedByKind   map[string]int
 	FixedByKind      map[string]int
 	FindingsA, FindB int
+	// Kinds are the finding kinds either crawl has, in the report's order, with their counts.
+	Kinds []KindChange
+	// NNew... count every entry of the lists, also those past CompareRowsMax.
+	NNew, NRemoved, NChanged, NAppeared, NFixed int
 }
 
-// Change names, in the order the changed table lists them for one URL.
-var changeOrder = []string{"status", "title", "description", "canonical", "indexability"}
-
 // CompareCrawls reads crawls a (older) and b (newer) from db and lists what changed between them: URLs
-// new and gone, fields changed on pages both crawls fetched, findings that appeared and were fixed. It
-// reads only through store, so compare sees the same rows as the report.
+// new and gone, fields changed on pages both crawls fetched, findings that appeared and were fixed, and
+// the finding kinds that appeared, disappeared or changed count. It streams: one join of the two crawls'
+// pages by URL, one ordered merge of each kind's findings, counters and capped lists only.
 func CompareCrawls(ctx context.Context, db *sql.DB, a, b *store.CrawlRow) (*comparison, error) {
-	pa, err := store.LoadFullPages(ctx, db, a.ID)
+	cols, err := readColumns(ctx, db)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read the schema: %w", err)
 	}
-	pb, err := store.LoadFullPages(ctx, db, b.ID)
+	c := &comparison{A: a, B: b, AppearedByKind: map[string]int{}, FixedByKind: map[string]int{}}
+	var newL, removedL, changedL, appearedL, fixedL diffList
+	da, db2 := newPageDest(), newPageDest()
+	var inB bool
+	ptrs := append(append(da.ptrs(), &inB), db2.ptrs()...)
+	err = eachRow(ctx, db, `SELECT `+cols.pageColumns("a")+`, b.url IS NOT NULL, `+cols.pageColumns("b")+` FROM pages a
+		LEFT JOIN pages b ON b.crawl_id = ?2 AND b.url = a.url WHERE a.crawl_id = ?1 ORDER BY a.url`, []any{a.ID, b.ID},
+		func(scan func(...any) error) error {
+			if err := scan(ptrs...); err != nil {
+				return err
+			}
+			c.PagesA++
+			pa := da.finish().PageRecord
+			old := stateOf(pa)
+			if !inB {
+				removedL.add(DiffEntry{What: "removed", URL: pa.URL, Before: old.Status})
+				return nil
+			}
+			c.PagesB++
+			s := stateOf(db2.finish().PageRecord)
+			u := pa.URL
+			if old.Status != s.Status {
+				changedL.add(DiffEntry{"status", u, old.Status, s.Status})
+			}
+			// Fields compare only where the URL was a page both times: a URL that now redirects has its
+			// status change, not a "new title" borrowed from the page it redirects to.
+			if old.Content && s.Content {
+				if old.Title != s.Title {
+					changedL.add(DiffEntry{"title", u, old.Title, s.Title})
+				}
+				if old.Desc != s.Desc {
+					changedL.add(DiffEntry{"description", u, old.Desc, s.Desc})
+				}
+				if store.NormalizeOrSelf(old.Canon) != store.NormalizeOrSelf(s.Canon) {
+					changedL.add(DiffEntry{"canonical", u, old.Canon, s.Canon})
+				}
+				if old.Index != s.Index {
+					changedL.add(DiffEntry{"indexability", u, old.Index, s.Index})
+				}
+			}
+			return nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("compare pages: %w", err)
 	}
-	fa, err := store.LoadFindings(ctx, db, a.ID)
+	dn := newPageDest()
+	err = eachRow(ctx, db, `SELECT `+cols.pageColumns("b")+` FROM pages b WHERE b.crawl_id = ?2
+		AND NOT EXISTS (SELECT 1 FROM pages a WHERE a.crawl_id = ?1 AND a.url = b.url) ORDER BY b.url`, []any{a.ID, b.ID},
+		func(scan func(...any) error) error {
+			if err := scan(dn.ptrs()...); err != nil {
+				return err
+			}
+			c.PagesB++
+			p := dn.finish().PageRecord
+			newL.add(DiffEntry{What: "new", URL: p.URL, After: statusText(p)})
+			return nil
+		})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("compare pages: %w", err)
 	}
-	fb, err := store.LoadFindings(ctx, db, b.ID)
-	if err != nil {
-		return nil, err
-	}
-	c := &comparison{A: a, B: b, PagesA: len(pa), PagesB: len(pb), FindingsA: len(fa), FindB: len(fb),
-		AppearedByKind: map[string]int{}, FixedByKind: map[string]int{}}
-	before := make(map[string]pageState, len(pa))
-	for _, p := range pa {
-		before[p.URL] = stateOf(p)
-	}
-	after := make(map[string]pageState, len(pb))
-	for _, p := range pb {
-		after[p.URL] = stateOf(p)
-	}
-	for _, p := range pb {
-		s := after[p.URL]
-		old, ok := before[p.URL]
-		if !ok {
-			c.New = append(c.New, DiffEntry{What: "new", URL: p.URL, After: s.Status})
-			continue
-		}
-		if old.Status != s.Status {
-			c.Changed = append(c.Changed, DiffEntry{"status", p.URL, old.Status, s.Status})
-		}
-		// Fields compare only where the URL was a page both times: a URL that now redirects has its
-		// status change, not a "new title" borrowed from the page it redirects to.
-		if old.Content && s.Content {
-			if old.Title != s.Title {
-				c.Changed = append(c.Changed, DiffEntry{"title", p.URL, old.Title, s.Title})
-			}
-			if old.Desc != s.Desc {
-				c.Changed = append(c.Changed, DiffEntry{"description", p.URL, old.Desc, s.Desc})
-			}
-			if store.NormalizeOrSelf(old.Canon) != store.NormalizeOrSelf(s.Canon) {
-				c.Changed = append(c.Changed, DiffEntry{"canonical", p.URL, old.Canon, s.Canon})
-			}
-			if old.Index != s.Index {
-				c.Changed = append(c.Changed, DiffEntry{"indexability", p.URL, old.Index, s.Index})
-			}
-		}
-	}
-	for _, p := range pa {
-		if _, ok := after[p.URL]; !ok {
-			c.Removed = append(c.Removed, DiffEntry{What: "removed", URL: p.URL, Before: before[p.URL].Status})
-		}
-	}
-	sortEntries(c.New, nil)
-	sortEntries(c.Removed, nil)
-	sortEntries(c.Changed, changeOrder)
 
 	// Findings compare by (kind, URL): the detail of a finding that stays (a broken link now linked from
-	// one more page) is not a new finding.
-	key := func(f store.FindingRecord) [2]string { return [2]string{f.Kind, f.URL} }
-	inA, inB := map[[2]string]string{}, map[[2]string]string{}
-	for _, f := range fa {
-		if _, ok := inA[key(f)]; !ok {
-			inA[key(f)] = f.Detail
-		}
+	// one more page) is not a new finding. Each kind's rows of both crawls are read in URL order and merged.
+	before, after := map[string]int{}, map[string]int{}
+	err = eachRow(ctx, db, `SELECT kind, crawl_id, COUNT(*) FROM findings WHERE crawl_id IN (?1, ?2) GROUP BY kind, crawl_id`,
+		[]any{a.ID, b.ID}, func(scan func(...any) error) error {
+			var kind string
+			var id int64
+			var n int
+			if err := scan(&kind, &id, &n); err != nil {
+				return err
+			}
+			if id == a.ID {
+				before[kind] = n
+			} else {
+				after[kind] = n
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("compare findings: %w", err)
 	}
-	for _, f := range fb {
-		if _, ok := inB[key(f)]; !ok {
-			inB[key(f)] = f.Detail
-		}
+	all := map[string]int{}
+	for k, n := range before {
+		all[k] += n
+		c.FindingsA += n
 	}
-	for k, d := range inB {
-		if _, ok := inA[k]; !ok {
-			c.Appeared = append(c.Appeared, DiffEntry{What: k[0], URL: k[1], After: d})
-			c.AppearedByKind[k[0]]++
-		}
+	for k, n := range after {
+		all[k] += n
+		c.FindB += n
 	}
-	for k, d := range inA {
-		if _, ok := inB[k]; !ok {
-			c.Fixed = append(c.Fixed, DiffEntry{What: k[0], URL: k[1], Before: d})
-			c.FixedByKind[k[0]]++
+	for _, kind := range sortedKinds(all) {
+		info := findings.InfoOf(kind)
+		kc := KindChange{Kind: kind, Category: info.Category, Severity: info.Severity.String(), Before: before[kind], After: after[kind]}
+		var cur, detA, detB string
+		var seenA, seenB, started bool
+		emit := func() {
+			switch {
+			case !started:
+			case seenB && !seenA:
+				kc.Appeared++
+				appearedL.add(DiffEntry{What: kind, URL: cur, After: detB})
+			case seenA && !seenB:
+				kc.Fixed++
+				fixedL.add(DiffEntry{What: kind, URL: cur, Before: detA})
+			}
 		}
+		err := eachRow(ctx, db, `SELECT url, crawl_id, detail FROM findings WHERE crawl_id IN (?1, ?2) AND kind = ?3 ORDER BY url, id`,
+			[]any{a.ID, b.ID, kind}, func(scan func(...any) error) error {
+				var u, det string
+				var id int64
+				if err := scan(&u, &id, &det); err != nil {
+					return err
+				}
+				if !started || u != cur {
+					emit()
+					cur, seenA, seenB, started = u, false, false, true
+				}
+				if id == a.ID && !seenA {
+					seenA, detA = true, det
+				} else if id == b.ID && !seenB {
+					seenB, detB = true, det
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, fmt.Errorf("compare findings of %s: %w", kind, err)
+		}
+		emit()
+		if kc.Appeared > 0 {
+			c.AppearedByKind[kind] = kc.Appeared
+		}
+		if kc.Fixed > 0 {
+			c.FixedByKind[kind] = kc.Fixed
+		}
+		c.Kinds = append(c.Kinds, kc)
 	}
-	sortFindingEntries(c.Appeared)
-	sortFindingEntries(c.Fixed)
+	c.New, c.NNew = newL.Entries, newL.N
+	c.Removed, c.NRemoved = removedL.Entries, removedL.N
+	c.Changed, c.NChanged = changedL.Entries, changedL.N
+	c.Appeared, c.NAppeared = appearedL.Entries, appearedL.N
+	c.Fixed, c.NFixed = fixedL.Entries, fixedL.N
 	return c, nil
 }
 
-func sortEntries(es []DiffEntry, order []string) {
-	rank := map[string]int{}
-	for i, w := range order {
-		rank[w] = i
-	}
-	sort.SliceStable(es, func(i, j int) bool {
-		if es[i].URL != es[j].URL {
-			return es[i].URL < es[j].URL
+// KindChanges are the kinds that appeared, disappeared or changed count, in the report's order.
+func (c *comparison) KindChanges() []KindChange {
+	var out []KindChange
+	for _, k := range c.Kinds {
+		if k.Change() != "same" {
+			out = append(out, k)
 		}
-		return rank[es[i].What] < rank[es[j].What]
-	})
+	}
+	return out
 }
 
-func sortFindingEntries(es []DiffEntry) {
-	sort.Slice(es, func(i, j int) bool {
-		ri, rj := findings.KindRank(es[i].What), findings.KindRank(es[j].What)
-		if ri != rj {
-			return ri < rj
-		}
-		if es[i].What != es[j].What {
-			return es[i].What < es[j].What
-		}
-		return es[i].URL < es[j].URL
-	})
+// kindTally is "2 appeared, 1 disappeared, 3 changed count".
+func (c *comparison) kindTally() string {
+	n := map[string]int{}
+	for _, k := range c.Kinds {
+		n[k.Change()]++
+	}
+	return fmt.Sprintf("%d appeared, %d disappeared, %d changed count", n["appeared"], n["disappeared"], n["changed"])
 }
 
 // differences is how many things changed.
 func (c *comparison) differences() int {
-	return len(c.New) + len(c.Removed) + len(c.Changed) + len(c.Appeared) + len(c.Fixed)
+	return c.NNew + c.NRemoved + c.NChanged + c.NAppeared + c.NFixed + len(c.KindChanges())
 }
 
-// byKindLine is "broken_link -1, redirect +1": findings that appeared (+) and were fixed (-) per kind.
+// ByKind is "broken_link -1, redirect +1": findings that appeared (+) and were fixed (-) per kind.
 func (c *comparison) ByKind() []string {
-	kinds := map[string]int{}
-	for k := range c.AppearedByKind {
-		kinds[k]++
-	}
-	for k := range c.FixedByKind {
-		kinds[k]++
-	}
 	var out []string
-	for _, k := range sortedKinds(kinds) {
+	for _, k := range c.Kinds {
 		var parts []string
-		if n := c.AppearedByKind[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("+%d", n))
+		if k.Appeared > 0 {
+			parts = append(parts, fmt.Sprintf("+%d", k.Appeared))
 		}
-		if n := c.FixedByKind[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("-%d", n))
+		if k.Fixed > 0 {
+			parts = append(parts, fmt.Sprintf("-%d", k.Fixed))
 		}
-		out = append(out, k+" "+strings.Join(parts, " "))
+		if len(parts) > 0 {
+			out = append(out, k.Kind+" "+strings.Join(parts, " "))
+		}
 	}
 	return out
 }
@@ -276,12 +360,13 @@ func textCell(s string) string {
 	return TruncateRunes(s, 60)
 }
 
-// PrintText writes the comparison as a terminal table.
+// PrintText writes the comparison as terminal tables: the kinds that appeared, disappeared or changed
+// count, then every difference kept (CompareRowsMax per list; a line says how many more there are).
 func (c *comparison) PrintText(w io.Writer) {
 	sh := newShortener(c.B.StartURL)
 	fmt.Fprintf(w, "Comparing %s with %s of %s\n", crawlLabel(c.A), crawlLabel(c.B), siteName(c.B.StartURL))
 	fmt.Fprintf(w, "URLs %d -> %d, findings %d -> %d: %d new, %d removed, %d changed, %d findings appeared, %d fixed.\n",
-		c.PagesA, c.PagesB, c.FindingsA, c.FindB, len(c.New), len(c.Removed), len(c.Changed), len(c.Appeared), len(c.Fixed))
+		c.PagesA, c.PagesB, c.FindingsA, c.FindB, c.NNew, c.NRemoved, c.NChanged, c.NAppeared, c.NFixed)
 	if bk := c.ByKind(); len(bk) > 0 {
 		fmt.Fprintf(w, "Findings by kind: %s.\n", strings.Join(bk, ", "))
 	}
@@ -289,48 +374,73 @@ func (c *comparison) PrintText(w io.Writer) {
 		fmt.Fprintln(w, "No differences.")
 		return
 	}
+	if kc := c.KindChanges(); len(kc) > 0 {
+		fmt.Fprintf(w, "Kinds: %s.\n", c.kindTally())
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nKIND\tCATEGORY\tSEVERITY\tBEFORE\tAFTER\tCHANGE")
+		for _, k := range kc {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", k.Kind, k.Category, k.Severity, k.Before, k.After, k.Change())
+		}
+		tw.Flush()
+	}
+	if c.NNew+c.NRemoved+c.NChanged+c.NAppeared+c.NFixed == 0 {
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nCHANGE\tURL\tBEFORE\tAFTER")
+	more := func(shown []DiffEntry, n int, what string) {
+		if n > len(shown) {
+			fmt.Fprintf(tw, "… %d more %s\t\t\t\n", n-len(shown), what)
+		}
+	}
 	for _, e := range c.New {
 		fmt.Fprintf(tw, "new URL\t%s\t-\t%s\n", cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.After)))
 	}
+	more(c.New, c.NNew, "new URLs")
 	for _, e := range c.Removed {
 		fmt.Fprintf(tw, "removed URL\t%s\t%s\t-\n", cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)))
 	}
+	more(c.Removed, c.NRemoved, "removed URLs")
 	for _, e := range c.Changed {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)), textCell(sh.all(e.After)))
 	}
+	more(c.Changed, c.NChanged, "changes")
 	for _, e := range c.Appeared {
 		fmt.Fprintf(tw, "+ %s\t%s\t-\t%s\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.After)))
 	}
+	more(c.Appeared, c.NAppeared, "findings that appeared")
 	for _, e := range c.Fixed {
 		fmt.Fprintf(tw, "- %s\t%s\t%s\t-\n", e.What, cmdline.Safe(sh.short(e.URL)), textCell(sh.all(e.Before)))
 	}
+	more(c.Fixed, c.NFixed, "findings fixed")
 	tw.Flush()
 }
 
 // compareView is what the comparison template renders.
 type compareView struct {
-	A, B     *store.CrawlRow
-	Site     string
-	Tiles    []tile
-	ByKind   string
-	New      htmlTable
-	Removed  htmlTable
-	Changed  htmlTable
-	Appeared htmlTable
-	Fixed    htmlTable
+	A, B      *store.CrawlRow
+	Site      string
+	Tiles     []tile
+	ByKind    string
+	KindTally string
+	Kinds     htmlTable
+	New       htmlTable
+	Removed   htmlTable
+	Changed   htmlTable
+	Appeared  htmlTable
+	Fixed     htmlTable
 }
 
 var _ = template.Must(pageTemplate.New("comparebody").Parse(`<header class="top"><div class="in">
 <h1>Crawl Cove: what changed on {{.Site}}</h1>
 <p>Crawl {{.A.ID}} of <a href="{{.A.StartURL}}" rel="noreferrer">{{.A.StartURL}}</a> ({{.A.Started.UTC.Format "2006-01-02 15:04 UTC"}}, <span class="badge {{.A.Outcome}}">{{.A.Outcome}}</span>)
 → crawl {{.B.ID}} of <a href="{{.B.StartURL}}" rel="noreferrer">{{.B.StartURL}}</a> ({{.B.Started.UTC.Format "2006-01-02 15:04 UTC"}}, <span class="badge {{.B.Outcome}}">{{.B.Outcome}}</span>)</p>
-<nav class="toc"><a href="#new">New URLs</a><a href="#removed">Removed URLs</a><a href="#changed">Changed</a><a href="#appeared">Findings that appeared</a><a href="#fixed">Findings fixed</a></nav>
+<nav class="toc"><a href="#kinds">Finding kinds</a><a href="#new">New URLs</a><a href="#removed">Removed URLs</a><a href="#changed">Changed</a><a href="#appeared">Findings that appeared</a><a href="#fixed">Findings fixed</a></nav>
 </div></header>
 <main id="compare">
 <section id="compare-summary"><div class="tiles">{{range .Tiles}}<div class="tile {{.Class}}" data-tile="{{.Label}}"><span class="n">{{.N}}</span><span class="l">{{.Label}}</span></div>{{end}}</div>
 {{if .ByKind}}<p class="note" id="by-kind">Findings by kind: {{.ByKind}}.</p>{{end}}</section>
+<section id="kinds"><h2>Finding kinds</h2><p class="note">Kinds: {{.KindTally}}.</p>{{template "table" .Kinds}}</section>
 <section id="new"><h2>New URLs</h2>{{template "table" .New}}</section>
 <section id="removed"><h2>Removed URLs</h2>{{template "table" .Removed}}</section>
 <section id="changed"><h2>Changed</h2><p class="note">Status as the URL itself answered; title, description, canonical and indexability where it was a page both times.</p>{{template "table" .Changed}}</section>
@@ -340,27 +450,32 @@ var _ = template.Must(pageTemplate.New("comparebody").Parse(`<header class="top"
 
 func (c *comparison) view() *compareView {
 	sh := newShortener(c.B.StartURL)
-	v := &compareView{A: c.A, B: c.B, Site: siteName(c.B.StartURL), ByKind: strings.Join(c.ByKind(), ", ")}
+	v := &compareView{A: c.A, B: c.B, Site: siteName(c.B.StartURL), ByKind: strings.Join(c.ByKind(), ", "), KindTally: c.kindTally()}
 	v.Tiles = []tile{
-		{Thousands(len(c.New)), "new URLs", ""},
-		{Thousands(len(c.Removed)), "removed URLs", ""},
-		{Thousands(len(c.Changed)), "changes", ""},
-		{Thousands(len(c.Appeared)), "findings appeared", "error"},
-		{Thousands(len(c.Fixed)), "findings fixed", "notice"},
+		{Thousands(c.NNew), "new URLs", ""},
+		{Thousands(c.NRemoved), "removed URLs", ""},
+		{Thousands(c.NChanged), "changes", ""},
+		{Thousands(c.NAppeared), "findings appeared", "error"},
+		{Thousands(c.NFixed), "findings fixed", "notice"},
 	}
 	b := newBudget()
-	v.New = b.table("new-table", cols("URL", "Status"), len(c.New), func(i int) row {
+	kc := c.KindChanges()
+	v.Kinds = b.table("kinds-table", cols("Severity", "Kind", "Category", "#Before", "#After", "Change"), len(kc), len(kc), func(i int) row {
+		k := kc[i]
+		return row{{Text: k.Severity, Badge: k.Severity}, {Text: k.Kind}, {Text: k.Category}, num(k.Before), num(k.After), {Text: k.Change()}}
+	}, "No kind appeared, disappeared or changed count.")
+	v.New = b.table("new-table", cols("URL", "Status"), c.NNew, len(c.New), func(i int) row {
 		return row{sh.urlCell(c.New[i].URL), {Text: sh.all(c.New[i].After)}}
 	}, "No new URLs.")
-	v.Removed = b.table("removed-table", cols("URL", "Status before"), len(c.Removed), func(i int) row {
+	v.Removed = b.table("removed-table", cols("URL", "Status before"), c.NRemoved, len(c.Removed), func(i int) row {
 		return row{sh.urlCell(c.Removed[i].URL), {Text: sh.all(c.Removed[i].Before)}}
 	}, "No URL of the earlier crawl is missing.")
-	v.Changed = b.table("changed-table", cols("URL", "Change", "Before", "After"), len(c.Changed), func(i int) row {
+	v.Changed = b.table("changed-table", cols("URL", "Change", "Before", "After"), c.NChanged, len(c.Changed), func(i int) row {
 		e := c.Changed[i]
 		return row{sh.urlCell(e.URL), {Text: e.What}, {Text: sh.all(e.Before), Class: "detail change-gone"}, {Text: sh.all(e.After), Class: "detail change-new"}}
 	}, "No status, title, description, canonical or indexability changed.")
-	finding := func(id string, es []DiffEntry, after bool, empty string) htmlTable {
-		return b.table(id, cols("Severity", "Kind", "URL", "Detail"), len(es), func(i int) row {
+	finding := func(id string, es []DiffEntry, n int, after bool, empty string) htmlTable {
+		return b.table(id, cols("Severity", "Kind", "URL", "Detail"), n, len(es), func(i int) row {
 			e := es[i]
 			d := e.Before
 			if after {
@@ -370,14 +485,21 @@ func (c *comparison) view() *compareView {
 			return row{{Text: sev, Badge: sev}, {Text: e.What}, sh.urlCell(e.URL), {Text: sh.all(d), Class: "detail"}}
 		}, empty)
 	}
-	v.Appeared = finding("appeared-table", c.Appeared, true, "No new findings.")
-	v.Fixed = finding("fixed-table", c.Fixed, false, "No finding of the earlier crawl is gone.")
+	v.Appeared = finding("appeared-table", c.Appeared, c.NAppeared, true, "No new findings.")
+	v.Fixed = finding("fixed-table", c.Fixed, c.NFixed, false, "No finding of the earlier crawl is gone.")
 	return v
 }
 
 // WriteHTML writes the comparison as a self-contained page in the report's style.
 func (c *comparison) WriteHTML(w io.Writer, now time.Time) error {
 	p := newPage(fmt.Sprintf("Crawl Cove: crawl %d → %d of %s", c.A.ID, c.B.ID, siteName(c.B.StartURL)), now)
-	p.Compare = c.view()
-	return pageTemplate.Execute(w, p)
+	for _, part := range []struct {
+		name string
+		v    any
+	}{{"head", p}, {"comparebody", c.view()}, {"foot", p}} {
+		if err := pageTemplate.ExecuteTemplate(w, part.name, part.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,7 +53,7 @@ func cellText(v any) string {
 	case float64:
 		return strconv.FormatFloat(x, 'f', -1, 64)
 	case []byte:
-		return csvNeutral(string(x))
+		return hex.EncodeToString(x) // a BLOB (pages.fingerprint): binary, which a CSV cell cannot carry
 	case string:
 		return csvNeutral(x)
 	case bool:
@@ -88,7 +89,8 @@ func WriteCSVDir(ctx context.Context, db *sql.DB, crawlID int64, dir string) ([]
 }
 
 // WriteCSV writes one table of a crawl (one of store.TablesOf) as CSV, with a BOM for spreadsheets; the
-// findings get their severity and advice as two more columns.
+// findings get their kind's severity, advice and category as three more columns. Rows are streamed
+// from the table to w, one at a time.
 func WriteCSV(ctx context.Context, w io.Writer, db *sql.DB, crawlID int64, table string) error {
 	if _, err := io.WriteString(w, Utf8BOM); err != nil {
 		return err
@@ -104,17 +106,17 @@ func WriteCSV(ctx context.Context, w io.Writer, db *sql.DB, crawlID int64, table
 					kindCol = i
 				}
 			}
-			head = append(append([]string{}, names...), "severity", "advice")
+			head = append(append([]string{}, names...), "severity", "advice", "category")
 		}
 		return cw.Write(head)
 	}, func(vals []any) error {
-		rec := make([]string, len(vals), len(vals)+2)
+		rec := make([]string, len(vals), len(vals)+3)
 		for i, v := range vals {
 			rec[i] = cellText(v)
 		}
 		if kindCol >= 0 {
 			info := findings.InfoOf(asString(vals[kindCol]))
-			rec = append(rec, info.Severity.String(), info.Advice)
+			rec = append(rec, info.Severity.String(), info.Advice, info.Category)
 		}
 		return cw.Write(rec)
 	})
@@ -155,7 +157,11 @@ func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 		return err
 	}
 	bw.WriteString(`,"summary":`)
-	if err := enc(d.summarize()); err != nil {
+	sum, err := d.summarize()
+	if err != nil {
+		return err
+	}
+	if err := enc(sum); err != nil {
 		return err
 	}
 	tables, err := store.TablesOf(ctx, db, d.Crawl.ID)
@@ -169,14 +175,21 @@ func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 		}
 		bw.WriteString(`:[`)
 		var names []string
+		var keys [][]byte // each column's `"name":`, encoded once per table
 		first := true
 		kindCol := -1
+		var num []byte
 		err := store.TableRows(ctx, db, table, d.Crawl.ID, func(n []string) error {
 			names = n
 			for i, c := range n {
 				if c == "kind" && table == "findings" {
 					kindCol = i
 				}
+				k, err := json.Marshal(c)
+				if err != nil {
+					return err
+				}
+				keys = append(keys, append(k, ':'))
 			}
 			return nil
 		}, func(vals []any) error {
@@ -189,20 +202,32 @@ func WriteJSON(ctx context.Context, w io.Writer, db *sql.DB, d *reportData) erro
 				if i > 0 {
 					bw.WriteByte(',')
 				}
-				if err := enc(names[i]); err != nil {
-					return err
+				bw.Write(keys[i])
+				// Integers and NULL, most of the values, skip the reflection of encoding/json.
+				switch x := v.(type) {
+				case nil:
+					bw.WriteString("null")
+					continue
+				case int64:
+					num = strconv.AppendInt(num[:0], x, 10)
+					bw.Write(num)
+					continue
 				}
-				bw.WriteByte(':')
 				if err := enc(store.JsonValue(names[i], v)); err != nil {
 					return err
 				}
 			}
 			if kindCol >= 0 {
 				info := findings.InfoOf(asString(vals[kindCol]))
-				bw.WriteString(`,"severity":`)
-				enc(info.Severity.String())
-				bw.WriteString(`,"advice":`)
-				enc(info.Advice)
+				for _, kv := range [][2]string{{`,"severity":`, info.Severity.String()}, {`,"advice":`, info.Advice}, {`,"category":`, info.Category}} {
+					bw.WriteString(kv[0])
+					if err := enc(kv[1]); err != nil {
+						return err
+					}
+				}
+			}
+			if _, err := bw.Write(nil); err != nil {
+				return err // a write failed: stop at once
 			}
 			return bw.WriteByte('}')
 		})

@@ -26,8 +26,6 @@ const (
 	// elements, which the browser parses but keeps out of the document until the pager shows them: a
 	// 10,000-row table never puts 10,000 rows into the DOM.
 	TablePageSize = 50
-	// topInlinksMax is the length of the "top pages by inlinks" table.
-	topInlinksMax = 50
 )
 
 // TableRowsMax is the most rows a table carries into the file at all; the CSV export has every row. A
@@ -142,6 +140,10 @@ details.kind summary { cursor:pointer; display:flex; flex-wrap:wrap; align-items
 details.kind summary .cnt { margin-left:auto; color:var(--muted); }
 details.kind p.advice { margin:6px 0; color:var(--muted); }
 details.kind .tbl { margin-bottom:6px; }
+section.category { margin:26px 0 10px; }
+section.category h3.cat { font-size:17px; margin:0 0 6px; padding-bottom:4px; border-bottom:1px solid var(--line); }
+section.category p.sevcounts { margin:4px 0 10px; display:flex; gap:6px; }
+section.category figure.chart { max-width:640px; margin:0 0 10px; }
 dl.kv { display:grid; grid-template-columns:max-content 1fr; gap:6px 18px; background:var(--card); border:1px solid var(--line);
 	border-radius:8px; padding:14px 16px; margin:8px 0; }
 dl.kv dt { color:var(--muted); } dl.kv dd { margin:0; }
@@ -171,6 +173,7 @@ type row []cell
 // pages in <template> elements, and rows past tableRowsMax left out with a note.
 type htmlTable struct {
 	ID      string
+	SQL     string // where every row is, when some are not in the file: a query over the database
 	Columns []cell // Class "num" right-aligns the column head
 	First   []row
 	Later   [][]row
@@ -194,11 +197,11 @@ type rowBudget struct{ left int }
 
 func newBudget() *rowBudget { return &rowBudget{left: TableBytes} }
 
-// table builds a table of total rows, asking rowAt for each row it carries: at most tableRowsMax, and
-// none once the budget is spent.
-func (b *rowBudget) table(id string, cols []cell, total int, rowAt func(i int) row, empty string) htmlTable {
+// table builds a table of total rows, of which avail can be asked of rowAt: at most TableRowsMax are
+// carried, and none once the budget is spent.
+func (b *rowBudget) table(id string, cols []cell, total, avail int, rowAt func(i int) row, empty string) htmlTable {
 	t := htmlTable{ID: id, Columns: cols, Size: TablePageSize, Empty: empty}
-	for i := 0; i < min(total, TableRowsMax) && b.left > 0; i++ {
+	for i := 0; i < min(avail, total, TableRowsMax) && b.left > 0; i++ {
 		r := rowAt(i)
 		for _, c := range r {
 			b.left -= len(c.Text) + len(c.Href) + cellMarkup
@@ -486,7 +489,7 @@ type tile struct {
 	Class string
 }
 
-// kindSection is one finding kind with its affected URLs.
+// kindSection is one finding kind with its affected URLs (the first KindRowsMax of them).
 type kindSection struct {
 	Info     findings.KindInfo
 	Severity string
@@ -495,38 +498,50 @@ type kindSection struct {
 	Table    htmlTable
 }
 
+// categorySection is one category of finding kinds: its count per severity, its chart and its kinds.
+type categorySection struct {
+	ID    string
+	Count CategoryCount
+	Chart template.HTML
+	Kinds []kindSection
+}
+
 // kv is one line of a definition list.
 type kv struct {
 	K string
 	V string
 }
 
-// reportView is what the report template renders.
-type reportView struct {
-	Crawl      *store.CrawlRow
-	Site       string
-	Duration   string
-	Sum        Summary
-	Tiles      []tile
-	Charts     []template.HTML
-	Kinds      []kindSection
-	Overview   htmlTable
-	Inlinks    htmlTable
-	Orphans    htmlTable
-	Redirects  htmlTable
-	Blocked    htmlTable
-	Politeness []kv
+// reportHead is the report's top: the crawl, the tiles and the charts.
+type reportHead struct {
+	Crawl    *store.CrawlRow
+	Site     string
+	Duration string
+	Tiles    []tile
+	Charts   []template.HTML
 }
 
-// pageView is the whole HTML document: the report, or the comparison of two crawls.
+// findingsHead opens the findings section: the kinds found and the categories' counts.
+type findingsHead struct {
+	Overview   htmlTable
+	Categories htmlTable
+	Clean      string // the categories without a finding
+}
+
+// tableSection is one section holding one table.
+type tableSection struct {
+	ID, Title, Note string
+	Table           htmlTable
+}
+
+// pageView is the document's frame: the report's or the comparison's sections are written between
+// its head and its foot.
 type pageView struct {
 	Title     string
 	CSP       string
 	CSS       template.CSS
 	JS        template.JS
 	Generated string
-	Report    *reportView
-	Compare   *compareView
 }
 
 func newPage(title string, now time.Time) *pageView {
@@ -534,7 +549,10 @@ func newPage(title string, now time.Time) *pageView {
 		Generated: now.UTC().Format("2006-01-02 15:04 UTC")}
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"thousands": Thousands}).Parse(`<!doctype html>
+// pageTemplate holds the document's parts. The report is written part by part (head, each section,
+// foot), each executed as soon as its rows are read, so the whole report is never in memory.
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"thousands": Thousands}).Parse(`
+{{define "head"}}<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
 <meta name="referrer" content="no-referrer">
@@ -543,10 +561,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"th
 <style>{{.CSS}}</style>
 </head>
 <body>
-{{with .Report}}{{template "report" .}}{{end}}{{with .Compare}}{{template "compare" .}}{{end}}
-<footer>Generated {{.Generated}} by Crawl Cove (<code>go run ./examples/audit report</code>). Self-contained: this file makes no request of any kind. Every row of every table: <code>audit report -format csv</code> or <code>-format json</code>.</footer>
+{{end}}
+{{define "foot"}}
+<footer>Generated {{.Generated}} by Crawl Cove (<code>go run ./examples/audit report</code>). Self-contained: this file makes no request of any kind. Its lists are capped to keep it small; every row of every table: <code>audit report -format csv</code> or <code>-format json</code>, or SQL on the database.</footer>
 <script>{{.JS}}</script>
 </body></html>
+{{end}}
 {{define "table"}}{{if or .Shown .Omitted}}<div class="tbl" id="{{.ID}}"{{if .Later}} data-paged data-size="{{.Size}}" data-rows="{{.Shown}}"{{end}}>
 <table><thead><tr>{{range .Columns}}<th scope="col"{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>{{range .First}}{{template "row" .}}{{end}}</tbody>{{range .Later}}
@@ -554,34 +574,43 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"th
 </table>{{if .Later}}
 <div class="pager" hidden><button type="button" data-dir="-1">‹ Previous</button><span class="pos"></span><button type="button" data-dir="1">Next ›</button></div>
 <noscript><p class="note">Showing the first {{.Size}} of {{thousands .Shown}} rows; the others need JavaScript (or see the CSV export).</p></noscript>{{end}}{{if .Omitted}}
-<p class="note">{{thousands .Omitted}} more rows are not in this file: <code>audit report -format csv</code> has every one.</p>{{end}}
+<p class="note more">and {{thousands .Omitted}} more rows are not in this file: <code>audit report -format csv</code> has every one{{if .SQL}}, or the SQL <code>{{.SQL}}</code>{{end}}.</p>{{end}}
 </div>{{else}}<p class="empty" id="{{.ID}}">{{.Empty}}</p>{{end}}{{end}}
 {{define "row"}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{if .Badge}}<span class="badge {{.Badge}}">{{.Text}}</span>{{else if .Href}}<a href="{{.Href}}" rel="noreferrer">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}
-{{define "report"}}<header class="top"><div class="in">
+{{define "reporthead"}}<header class="top"><div class="in">
 <h1>Crawl Cove audit: {{.Site}}</h1>
 <p>Crawl {{.Crawl.ID}} of <a href="{{.Crawl.StartURL}}" rel="noreferrer">{{.Crawl.StartURL}}</a> · started {{.Crawl.Started.UTC.Format "2006-01-02 15:04:05 UTC"}}{{if .Duration}} · took {{.Duration}}{{end}} · <span class="badge {{.Crawl.Outcome}}" id="outcome">{{.Crawl.Outcome}}</span></p>
 {{if .Crawl.Message}}<p id="message">{{.Crawl.Message}}</p>{{end}}
-<nav class="toc"><a href="#summary">Summary</a><a href="#charts">Charts</a><a href="#findings">Findings</a><a href="#inlinks">Top pages by inlinks</a><a href="#orphans">Orphan pages</a><a href="#redirects">Redirect chains</a><a href="#blocked">Blocked URLs</a><a href="#politeness">Politeness record</a></nav>
+<nav class="toc"><a href="#summary">Summary</a><a href="#charts">Charts</a><a href="#findings">Findings</a><a href="#linkscore">Top pages by link score</a><a href="#inlinks">Top pages by inlinks</a><a href="#orphans">Orphan pages</a><a href="#redirects">Redirect chains</a><a href="#blocked">Blocked URLs</a><a href="#politeness">Politeness record</a></nav>
 </div></header>
 <main>
 <section id="summary"><div class="tiles">{{range .Tiles}}<div class="tile {{.Class}}" data-tile="{{.Label}}"><span class="n">{{.N}}</span><span class="l">{{.Label}}</span></div>{{end}}</div></section>
 <section id="charts"><h2>Charts</h2><div class="charts">{{range .Charts}}{{.}}{{end}}</div></section>
-<section id="findings"><h2>Findings</h2>
+{{end}}
+{{define "findingshead"}}<section id="findings"><h2>Findings</h2>
+<h3>By category</h3>
+{{template "table" .Categories}}{{if .Clean}}<p class="note" id="clean-categories">No finding in: {{.Clean}}.</p>{{end}}
+<h3>Every kind found</h3>
 {{template "table" .Overview}}
+{{end}}
+{{define "category"}}<section class="category" id="{{.ID}}" data-category="{{.Count.Category}}">
+<h3 class="cat">{{.Count.Category}}</h3>
+<p class="sevcounts"><span class="badge error" data-severity="error">{{thousands .Count.Errors}} error{{if ne .Count.Errors 1}}s{{end}}</span> <span class="badge warning" data-severity="warning">{{thousands .Count.Warnings}} warning{{if ne .Count.Warnings 1}}s{{end}}</span> <span class="badge notice" data-severity="notice">{{thousands .Count.Notices}} notice{{if ne .Count.Notices 1}}s{{end}}</span></p>
+{{.Chart}}
 {{range .Kinds}}<details class="kind {{.Severity}}" id="kind-{{.Info.Kind}}" data-kind="{{.Info.Kind}}" data-count="{{.N}}"{{if .Open}} open{{end}}>
 <summary><span class="badge {{.Severity}}">{{.Severity}}</span><b>{{.Info.Title}}</b><code>{{.Info.Kind}}</code><span class="cnt">{{thousands .N}}</span></summary>
 <p class="advice">{{.Info.Advice}}</p>
 {{template "table" .Table}}
 </details>
 {{end}}</section>
-<section id="inlinks"><h2>Top pages by inlinks</h2>{{template "table" .Inlinks}}</section>
-<section id="orphans"><h2>Orphan pages</h2><p class="note">Listed in a sitemap, but no crawled page links to them.</p>{{template "table" .Orphans}}</section>
-<section id="redirects"><h2>Redirect chains</h2>{{template "table" .Redirects}}</section>
-<section id="blocked"><h2>Blocked URLs</h2><p class="note">Disallowed by robots.txt: kept out of the queue, never requested.</p>{{template "table" .Blocked}}</section>
-<section id="politeness"><h2>Politeness record</h2><dl class="kv">{{range .Politeness}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}</dl></section>
+{{end}}
+{{define "findingsfoot"}}</section>
+{{end}}
+{{define "tablesection"}}<section id="{{.ID}}"><h2>{{.Title}}</h2>{{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{template "table" .Table}}</section>
+{{end}}
+{{define "politeness"}}<section id="politeness"><h2>Politeness record</h2><dl class="kv">{{range .}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}</dl></section>
 </main>{{end}}
-{{define "compare"}}{{template "comparebody" .}}{{end}}
 `))
 
 // siteName is the host of the start URL, for titles.
@@ -592,11 +621,70 @@ func siteName(start string) string {
 	return start
 }
 
-// view builds everything the report template shows.
-func (d *reportData) view() *reportView {
-	s := d.summarize()
-	sh := newShortener(d.Crawl.StartURL)
-	v := &reportView{Crawl: d.Crawl, Site: siteName(d.Crawl.StartURL), Sum: s}
+// KindRowsMax is the most pages a kind's list carries into the report (the CSV export and the SQL its
+// note names have all of them): with a hundred kinds and more, it is what keeps the file small. A
+// variable only so that a test can change it.
+var KindRowsMax = 50
+
+// topPagesMax is the length of the "top pages" tables (by link score, by inlinks).
+const topPagesMax = 50
+
+// categoryID is the element id of a category's section.
+func categoryID(cat string) string {
+	return "cat-" + strings.ToLower(strings.Join(strings.Fields(cat), "-"))
+}
+
+// sqlQuote is s as an SQL string literal.
+func sqlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// scoreCell is a page's link score, or a dash when it has none (not computed, or an older database).
+func scoreCell(p pageRow, ok bool) cell {
+	if !ok || !p.Score.Valid {
+		return cell{Text: "–", Class: "num"}
+	}
+	return num(int(p.Score.Int64))
+}
+
+// reportWriter writes one report, section by section.
+type reportWriter struct {
+	d   *reportData
+	w   io.Writer
+	sh  shortener
+	b   *rowBudget
+	sum Summary
+}
+
+func (rw *reportWriter) exec(name string, v any) error {
+	return pageTemplate.ExecuteTemplate(rw.w, name, v)
+}
+
+// WriteHTML writes the report of d to w, streaming: each section is read from the database and written
+// before the next is read, and every list is capped (KindRowsMax, TableRowsMax, TableBytes), so memory
+// and the file's size stay bounded however large the crawl.
+func WriteHTML(w io.Writer, d *reportData, now time.Time) error {
+	p := newPage(fmt.Sprintf("Crawl Cove audit: %s, crawl %d", siteName(d.Crawl.StartURL), d.Crawl.ID), now)
+	s, err := d.summarize()
+	if err != nil {
+		return err
+	}
+	rw := &reportWriter{d: d, w: w, sh: newShortener(d.Crawl.StartURL), b: newBudget(), sum: s}
+	steps := []func() error{
+		func() error { return rw.exec("head", p) },
+		rw.head, rw.findings, rw.linkScore, rw.inlinks, rw.orphans, rw.redirects, rw.blocked,
+		func() error { return rw.exec("politeness", d.politeness(s)) },
+		func() error { return rw.exec("foot", p) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rw *reportWriter) head() error {
+	d, s := rw.d, rw.sum
+	v := reportHead{Crawl: d.Crawl, Site: siteName(d.Crawl.StartURL)}
 	if dur := d.Crawl.Duration(); dur > 0 {
 		v.Duration = dur.Round(time.Millisecond).String()
 	}
@@ -617,75 +705,223 @@ func (d *reportData) view() *reportView {
 	for _, c := range d.charts(s) {
 		v.Charts = append(v.Charts, c.svg())
 	}
+	return rw.exec("reporthead", v)
+}
 
-	byKind := map[string][]store.FindingRecord{}
-	for _, f := range d.Findings {
-		byKind[f.Kind] = append(byKind[f.Kind], f)
-	}
-	kinds := make([]string, 0, len(s.Kinds))
-	for _, k := range s.Kinds {
-		kinds = append(kinds, k.Kind)
-	}
-	b := newBudget()
-	v.Overview = b.table("findings-overview", cols("Severity", "Finding", "Kind", "#Count", "Why it matters / how to fix"), len(kinds),
+// findings writes the findings section: the categories' counts, the kinds, then one section per
+// category with its chart and a capped page list per kind.
+func (rw *reportWriter) findings() error {
+	s := rw.sum
+	b := rw.b
+	var fh findingsHead
+	fh.Categories = b.table("categories-table", cols("Category", "#Errors", "#Warnings", "#Notices", "#Kinds found"), len(s.Categories), len(s.Categories),
 		func(i int) row {
-			info := findings.InfoOf(kinds[i])
-			return row{{Text: info.Severity.String(), Badge: info.Severity.String()}, {Text: info.Title, Href: "#kind-" + info.Kind},
-				{Text: info.Kind}, num(len(byKind[info.Kind])), {Text: info.Advice, Class: "detail"}}
+			c := s.Categories[i]
+			return row{{Text: c.Category, Href: "#" + categoryID(c.Category)}, num(c.Errors), num(c.Warnings), num(c.Notices), num(c.Kinds)}
 		}, "No findings.")
-	for _, k := range kinds {
-		fs := byKind[k]
-		info := findings.InfoOf(k)
-		sec := kindSection{Info: info, Severity: info.Severity.String(), N: len(fs), Open: info.Severity == findings.SevError}
-		sec.Table = b.table("kind-"+k+"-urls", cols("URL", "Detail", "Linked from"), len(fs), func(i int) row {
-			return row{sh.urlCell(fs[i].URL), {Text: sh.all(fs[i].Detail), Class: "detail"}, {Text: d.linkedFrom(fs[i].URL, sh), Class: "detail"}}
-		}, "")
-		v.Kinds = append(v.Kinds, sec)
+	found := map[string]bool{}
+	for _, c := range s.Categories {
+		found[c.Category] = true
 	}
-
-	top := d.topInlinks(topInlinksMax)
-	v.Inlinks = b.table("inlinks-table", cols("URL", "#Inlinks", "Status", "Title", "#Depth"), len(top), func(i int) row {
-		u := top[i]
-		r := row{sh.urlCell(u), num(d.Inlinks[u].N), {Text: "not crawled"}, {}, {}}
-		if p, ok := d.byURL[u]; ok {
-			r[2], r[3], r[4] = cell{Text: statusText(p)}, cell{Text: p.Title}, num(p.Depth)
+	var clean []string
+	for _, c := range findings.Categories {
+		if !found[c] && len(findings.KindsOf(c)) > 0 {
+			clean = append(clean, c)
 		}
-		return r
-	}, "No internal links.")
+	}
+	fh.Clean = strings.Join(clean, ", ")
+	fh.Overview = b.table("findings-overview", cols("Severity", "Finding", "Kind", "#Count", "Why it matters / how to fix"), len(s.Kinds), len(s.Kinds),
+		func(i int) row {
+			k := s.Kinds[i]
+			info := findings.InfoOf(k.Kind)
+			return row{{Text: k.Severity, Badge: k.Severity}, {Text: info.Title, Href: "#kind-" + info.Kind},
+				{Text: info.Kind}, num(k.N), {Text: info.Advice, Class: "detail"}}
+		}, "No findings.")
+	if err := rw.exec("findingshead", fh); err != nil {
+		return err
+	}
+	for _, c := range s.Categories {
+		sec, err := rw.category(c)
+		if err != nil {
+			return err
+		}
+		if err := rw.exec("category", sec); err != nil {
+			return err
+		}
+	}
+	return rw.exec("findingsfoot", nil)
+}
 
-	orph := d.orphans()
-	v.Orphans = b.table("orphans-table", cols("URL", "Status", "Listed in"), len(orph), func(i int) row {
+// category reads one category's kinds: their first KindRowsMax findings each, with the pages' inlinks
+// and link scores.
+func (rw *reportWriter) category(c CategoryCount) (categorySection, error) {
+	d := rw.d
+	sec := categorySection{ID: categoryID(c.Category), Count: c}
+	ch := chart{ID: "cat-" + strings.TrimPrefix(sec.ID, "cat-"), Title: c.Category + ": findings by kind", Unit: "findings"}
+	for _, k := range rw.sum.Kinds {
+		if k.Category != c.Category {
+			continue
+		}
+		info := findings.InfoOf(k.Kind)
+		ch.Bars = append(ch.Bars, chartBar{Label: k.Kind, N: k.N, Color: SeverityColor(k.Severity),
+			Tip: fmt.Sprintf("%s (%s): %s", info.Title, k.Severity, Thousands(k.N))})
+		var fs []store.FindingRecord
+		err := eachRow(d.ctx, d.db, `SELECT url, detail FROM findings WHERE crawl_id = ? AND kind = ? ORDER BY id LIMIT ?`,
+			[]any{d.Crawl.ID, k.Kind, min(KindRowsMax, TableRowsMax)}, func(scan func(...any) error) error {
+				f := store.FindingRecord{Kind: k.Kind}
+				if err := scan(&f.URL, &f.Detail); err != nil {
+					return err
+				}
+				fs = append(fs, f)
+				return nil
+			})
+		if err != nil {
+			return sec, fmt.Errorf("read findings: %w", err)
+		}
+		urls := make([]string, len(fs))
+		for i, f := range fs {
+			urls[i] = f.URL
+		}
+		in, err := d.inlinksOf(urls)
+		if err != nil {
+			return sec, fmt.Errorf("read links: %w", err)
+		}
+		pages, err := d.pagesOf(urls)
+		if err != nil {
+			return sec, fmt.Errorf("read pages: %w", err)
+		}
+		ks := kindSection{Info: info, Severity: k.Severity, N: k.N, Open: info.Severity == findings.SevError}
+		ks.Table = rw.b.table("kind-"+k.Kind+"-urls", cols("URL", "Detail", "Linked from", "#Link score"), k.N, len(fs), func(i int) row {
+			p, ok := pages[fs[i].URL]
+			return row{rw.sh.urlCell(fs[i].URL), {Text: rw.sh.all(fs[i].Detail), Class: "detail"},
+				{Text: linkedFrom(in[fs[i].URL], rw.sh), Class: "detail"}, scoreCell(p, ok)}
+		}, "")
+		ks.Table.SQL = fmt.Sprintf("SELECT url, detail FROM findings WHERE crawl_id = %d AND kind = %s", d.Crawl.ID, sqlQuote(k.Kind))
+		sec.Kinds = append(sec.Kinds, ks)
+	}
+	sec.Chart = ch.svg()
+	return sec, nil
+}
+
+// pageColumnsOf is the status, title and depth cells of a listed URL.
+func pageCells(p pageRow, ok bool) []cell {
+	if !ok {
+		return []cell{{Text: "not crawled"}, {}, {}}
+	}
+	return []cell{{Text: statusText(p.PageRecord)}, {Text: p.Title}, num(p.Depth)}
+}
+
+func (rw *reportWriter) linkScore() error {
+	d := rw.d
+	sec := tableSection{ID: "linkscore", Title: "Top pages by link score",
+		Note: "Link score: the internal PageRank of each page over the crawl's links (damping 0.85, nofollow links left out, redirects passing to their target), scaled 0–100."}
+	if !d.cols.LinkScore {
+		sec.Table = htmlTable{ID: "linkscore-table", Empty: "No link score: this database was written by a version of Crawl Cove before the link score. Crawl again to get it."}
+		return rw.exec("tablesection", sec)
+	}
+	top, _, err := d.pageList(`WHERE p.crawl_id = ? AND p.link_score IS NOT NULL`, `ORDER BY p.link_score DESC, p.url`, topPagesMax, d.Crawl.ID)
+	if err != nil {
+		return fmt.Errorf("read link scores: %w", err)
+	}
+	urls := make([]string, len(top))
+	for i, p := range top {
+		urls[i] = p.URL
+	}
+	in, err := d.inlinksOf(urls)
+	if err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	sec.Table = rw.b.table("linkscore-table", cols("URL", "#Link score", "#Inlinks", "Status", "Title", "#Depth"), len(top), len(top), func(i int) row {
+		p := top[i]
+		return append(row{rw.sh.urlCell(p.URL), scoreCell(p, true), num(in[p.URL].N)}, pageCells(p, true)...)
+	}, "No link score yet: the pass after the crawl has not written one (an interrupted crawl gets it when it is resumed to the end).")
+	return rw.exec("tablesection", sec)
+}
+
+func (rw *reportWriter) inlinks() error {
+	d := rw.d
+	top, err := d.topInlinks(topPagesMax)
+	if err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	urls := make([]string, len(top))
+	for i, t := range top {
+		urls[i] = t.URL
+	}
+	pages, err := d.pagesOf(urls)
+	if err != nil {
+		return fmt.Errorf("read pages: %w", err)
+	}
+	sec := tableSection{ID: "inlinks", Title: "Top pages by inlinks"}
+	sec.Table = rw.b.table("inlinks-table", cols("URL", "#Inlinks", "Status", "Title", "#Depth", "#Link score"), len(top), len(top), func(i int) row {
+		p, ok := pages[top[i].URL]
+		return append(append(row{rw.sh.urlCell(top[i].URL), num(top[i].N)}, pageCells(p, ok)...), scoreCell(p, ok))
+	}, "No internal links.")
+	return rw.exec("tablesection", sec)
+}
+
+func (rw *reportWriter) orphans() error {
+	d := rw.d
+	orph, total, err := d.orphans(TableRowsMax)
+	if err != nil {
+		return fmt.Errorf("read sitemap URLs: %w", err)
+	}
+	urls := make([]string, len(orph))
+	for i, o := range orph {
+		urls[i] = o.URL
+	}
+	pages, err := d.pagesOf(urls)
+	if err != nil {
+		return fmt.Errorf("read pages: %w", err)
+	}
+	sec := tableSection{ID: "orphans", Title: "Orphan pages", Note: "Listed in a sitemap, but no crawled page links to them."}
+	sec.Table = rw.b.table("orphans-table", cols("URL", "Status", "Listed in"), total, len(orph), func(i int) row {
 		o := orph[i]
 		st := "not crawled"
-		if p, ok := d.byURL[o.URL]; ok {
-			st = statusText(p)
+		if p, ok := pages[o.URL]; ok {
+			st = statusText(p.PageRecord)
 		}
-		return row{sh.urlCell(o.URL), {Text: st}, sh.urlCell(o.Sitemap)}
+		return row{rw.sh.urlCell(o.URL), {Text: st}, rw.sh.urlCell(o.Sitemap)}
 	}, "No orphan pages: every URL the sitemaps list is linked from a crawled page (or no sitemap was advertised).")
+	return rw.exec("tablesection", sec)
+}
 
-	red := d.redirects()
-	v.Redirects = b.table("redirects-table", cols("URL", "#Hops", "Chain", "Ends in"), len(red), func(i int) row {
-		p := red[i]
-		return row{sh.urlCell(p.URL), num(len(p.Redirects)), {Text: sh.all(findings.Chain(p)), Class: "detail"}, {Text: sh.all(endText(p)), Class: "detail"}}
+func (rw *reportWriter) redirects() error {
+	d := rw.d
+	red, total, err := d.pageList(`WHERE p.crawl_id = ? AND p.redirect_count > 0`, `ORDER BY p.redirect_count DESC, p.url`, TableRowsMax, d.Crawl.ID)
+	if err != nil {
+		return fmt.Errorf("read redirects: %w", err)
+	}
+	sec := tableSection{ID: "redirects", Title: "Redirect chains"}
+	sec.Table = rw.b.table("redirects-table", cols("URL", "#Hops", "Chain", "Ends in"), total, len(red), func(i int) row {
+		p := red[i].PageRecord
+		return row{rw.sh.urlCell(p.URL), num(len(p.Redirects)), {Text: rw.sh.all(findings.Chain(p)), Class: "detail"}, {Text: rw.sh.all(endText(p)), Class: "detail"}}
 	}, "No redirects.")
+	sec.Table.SQL = fmt.Sprintf("SELECT url, redirects FROM pages WHERE crawl_id = %d AND redirect_count > 0", d.Crawl.ID)
+	return rw.exec("tablesection", sec)
+}
 
-	bl := d.blocked()
-	v.Blocked = b.table("blocked-table", cols("URL", "Robots rule", "Found on"), len(bl), func(i int) row {
-		p := bl[i]
+func (rw *reportWriter) blocked() error {
+	d := rw.d
+	bl, total, err := d.pageList(`WHERE p.crawl_id = ? AND p.blocked_by_robots = 1`, `ORDER BY p.url`, TableRowsMax, d.Crawl.ID)
+	if err != nil {
+		return fmt.Errorf("read blocked URLs: %w", err)
+	}
+	sec := tableSection{ID: "blocked", Title: "Blocked URLs", Note: "Disallowed by robots.txt: kept out of the queue, never requested."}
+	sec.Table = rw.b.table("blocked-table", cols("URL", "Robots rule", "Found on"), total, len(bl), func(i int) row {
+		p := bl[i].PageRecord
 		found := p.FoundOn
 		if found == "" {
 			found = p.Source
 		}
-		return row{sh.urlCell(p.URL), {Text: findings.OrDash(p.RobotsRule), Class: "detail"}, {Text: sh.short(found), Class: "url"}}
+		return row{rw.sh.urlCell(p.URL), {Text: findings.OrDash(p.RobotsRule), Class: "detail"}, {Text: rw.sh.short(found), Class: "url"}}
 	}, "robots.txt kept no URL of this crawl out.")
-
-	v.Politeness = d.politeness(s)
-	return v
+	sec.Table.SQL = fmt.Sprintf("SELECT url, robots_rule FROM pages WHERE crawl_id = %d AND blocked_by_robots = 1", d.Crawl.ID)
+	return rw.exec("tablesection", sec)
 }
 
-// linkedFrom names the first pages linking to u, for the findings tables.
-func (d *reportData) linkedFrom(u string, sh shortener) string {
-	in := d.Inlinks[u]
+// linkedFrom names the first pages linking to a URL, for the findings tables.
+func linkedFrom(in store.Inlinks, sh shortener) string {
 	if in.N == 0 {
 		return "–"
 	}
@@ -700,11 +936,11 @@ func (d *reportData) linkedFrom(u string, sh shortener) string {
 	return s
 }
 
-// statusText is a URL's own answer, as the tables show it.
-// errorsCard is the summary card of the URLs that answered 4xx/5xx or not at all, counted as in the status
+// ErrorsCard is the summary card of the URLs that answered 4xx/5xx or not at all, counted as in the status
 // chart: by each URL's own answer (a redirect is 3xx, whatever its chain ended in).
 const ErrorsCard = "answered 4xx/5xx or not at all (own answer: a redirect is 3xx)"
 
+// statusText is a URL's own answer, as the tables show it.
 func statusText(p *store.PageRecord) string {
 	switch {
 	case p.Blocked:
@@ -763,11 +999,4 @@ func (d *reportData) politeness(s Summary) []kv {
 	}
 	out = append(out, kv{"URLs kept out by robots.txt", Thousands(s.Blocked) + " (never requested)"})
 	return out
-}
-
-// WriteHTML renders the report of d to w.
-func WriteHTML(w io.Writer, d *reportData, now time.Time) error {
-	p := newPage(fmt.Sprintf("Crawl Cove audit: %s, crawl %d", siteName(d.Crawl.StartURL), d.Crawl.ID), now)
-	p.Report = d.view()
-	return pageTemplate.Execute(w, p)
 }

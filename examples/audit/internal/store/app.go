@@ -381,10 +381,10 @@ func LoadURL(ctx context.Context, db *sql.DB, crawlID int64, u string) (*URLDeta
 	if d.Page != nil && d.Page.FinalURL != "" {
 		owner = NormalizeOrSelf(d.Page.FinalURL) // a redirect's links are those of where it ended
 	}
-	if d.Inlinks, d.InlinksTotal, err = loadLinks(ctx, db, `to_url`, crawlID, u); err != nil {
+	if d.Inlinks, d.InlinksTotal, err = loadLinks(ctx, db, `to_id`, crawlID, u); err != nil {
 		return nil, err
 	}
-	if d.Outlinks, d.OutlinksTotal, err = loadLinks(ctx, db, `from_url`, crawlID, owner); err != nil {
+	if d.Outlinks, d.OutlinksTotal, err = loadLinks(ctx, db, `from_id`, crawlID, owner); err != nil {
 		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT url, kind, detail FROM findings WHERE crawl_id = ? AND url = ? ORDER BY id`, crawlID, u)
@@ -402,14 +402,21 @@ func LoadURL(ctx context.Context, db *sql.DB, crawlID int64, u string) (*URLDeta
 	return d, rows.Err()
 }
 
-// loadLinks reads the links whose column col (to_url or from_url, on their indexes) is u.
+// linksIndex is how link_rows is read by from_id (its primary key) or to_id (its index, named: the file of
+// a running crawl has no statistics yet for the planner to prefer it to the primary key's crawl_id).
+var linksIndex = map[string]string{"from_id": "", "to_id": "INDEXED BY link_rows_to"}
+
+// loadLinks reads the links whose column col (to_id or from_id of link_rows, on their indexes) is u's.
 func loadLinks(ctx context.Context, db *sql.DB, col string, crawlID int64, u string) ([]LinkRecord, int, error) {
 	var total int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM links WHERE crawl_id = ? AND `+col+` = ?`, crawlID, u).Scan(&total); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM link_rows `+linksIndex[col]+` WHERE crawl_id = ? AND `+col+` = (SELECT id FROM urls WHERE url = ?)`,
+		crawlID, u).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT from_url, to_url, external, nofollow, COALESCE(anchor,''), COALESCE(tag,'')
-		FROM links WHERE crawl_id = ? AND `+col+` = ? ORDER BY rowid LIMIT ?`, crawlID, u, DetailLinksMax)
+	rows, err := db.QueryContext(ctx, `SELECT f.url, t.url, l.flags & 1, (l.flags >> 1) & 1, IFNULL(l.anchor, ''),
+		COALESCE(l.tag, CASE l.flags >> 2 `+linkTagCases+` END, '')
+		FROM link_rows l `+linksIndex[col]+` JOIN urls f ON f.id = l.from_id JOIN urls t ON t.id = l.to_id
+		WHERE l.crawl_id = ?1 AND l.`+col+` = (SELECT id FROM urls WHERE url = ?2) ORDER BY l.from_id, l.seq LIMIT ?3`, crawlID, u, DetailLinksMax)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -54,8 +54,19 @@ func OpenReadDB(ctx context.Context, path string) (*sql.DB, error) {
 		db.Close()
 		return nil, Usagef("-db %s: not an audit database (%v)", path, err)
 	}
+	if old, err := linksIsTable(ctx, db); err != nil || old {
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, &UsageError{msg: fmt.Sprintf("-db %s: %v: convert it once with: audit migrate -db %s", path, ErrOldLayout, path), err: ErrOldLayout}
+	}
 	return db, nil
 }
+
+// ErrOldLayout is an audit database written by a version before the interned layout (links in a table of
+// URL pairs), which only a write opening (OpenStore: a crawl, -resume, audit migrate) converts.
+var ErrOldLayout = errors.New("written by an earlier version of the audit (layout 1: links kept as a table of URL pairs)")
 
 // CrawlRow is one crawls row as read back: the run's identity, limits and outcome, which the report's
 // header, compare and -resume all start from.
@@ -229,12 +240,13 @@ type Inlinks struct {
 const inlinksShown = 3
 
 // LoadInlinks counts, for every link target of the crawl, the distinct pages linking to it, and names the
-// first few (in URL order). A 10,000-page crawl has some 200,000 links: one ordered scan by the links_from
-// index, aggregated here, is several times faster than SQL's DISTINCT and window functions over them.
+// first few (in URL order). A 10,000-page crawl has some 200,000 links: one ordered scan, aggregated here, is several times faster than SQL's DISTINCT and window functions over them.
 // Walking the sources in URL order makes the first sources met for a target its first ones by URL.
 func LoadInlinks(ctx context.Context, db *sql.DB, crawlID int64) (map[string]Inlinks, error) {
-	rows, err := db.QueryContext(ctx, `SELECT from_url, to_url, external FROM links INDEXED BY links_from
-		WHERE crawl_id = ? ORDER BY from_url`, crawlID)
+	// CROSS JOIN keeps this join order: the URLs in order by their index, each page's links by link_rows'
+	// primary key, so the order costs no sort (a temporary B-tree of every link of the crawl).
+	rows, err := db.QueryContext(ctx, `SELECT f.url, t.url, l.flags & 1 FROM urls f CROSS JOIN link_rows l CROSS JOIN urls t
+		WHERE l.crawl_id = ? AND l.from_id = f.id AND t.id = l.to_id ORDER BY f.url`, crawlID)
 	if err != nil {
 		return nil, err
 	}
@@ -307,13 +319,19 @@ type Settings struct {
 }
 
 // UsageError is a command-line mistake: exit 2.
-type UsageError struct{ msg string }
+type UsageError struct {
+	msg string
+	err error // what it wraps, if anything (ErrOldLayout)
+}
+
+// Unwrap is the error the message wraps, so that errors.Is(err, ErrOldLayout) holds.
+func (e *UsageError) Unwrap() error { return e.err }
 
 // Error is the message as the person should read it, without a program prefix.
 func (e *UsageError) Error() string { return e.msg }
 
 // Usagef makes a UsageError, so that main exits with 2 (a mistake on the command line) and not 1.
-func Usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+func Usagef(format string, args ...any) error { return &UsageError{msg: fmt.Sprintf(format, args...)} }
 
 // Plural is the "s" of an English count: "" for 1, "s" otherwise.
 func Plural(n int) string {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,14 +33,22 @@ func TablesOf(ctx context.Context, db *sql.DB, id int64) ([]string, error) {
 // jsonColumns hold JSON text in the database; the JSON export embeds them as JSON, not as strings.
 var jsonColumns = map[string]bool{"settings": true, "redirects": true}
 
+// ExportOrder is the ORDER BY of table's rows in the exports: the order they were written in, and for the
+// links view (it has no rowid) that of link_rows, which the scan of one crawl follows.
+func ExportOrder(table string) string {
+	switch table {
+	case "findings":
+		return "id"
+	case "links":
+		return "crawl_id"
+	}
+	return "rowid"
+}
+
 // TableRows streams the rows of one table of crawlID: fn gets the column names once, then each row's
 // values as the driver returns them (int64, float64, string, []byte or nil).
 func TableRows(ctx context.Context, db *sql.DB, table string, crawlID int64, head func([]string) error, fn func([]any) error) error {
-	order := "rowid"
-	if table == "findings" {
-		order = "id"
-	}
-	rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE crawl_id = ? ORDER BY `+order, crawlID)
+	rows, err := db.QueryContext(ctx, `SELECT * FROM `+table+` WHERE crawl_id = ? ORDER BY `+ExportOrder(table), crawlID)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", table, err)
 	}
@@ -71,7 +80,7 @@ func TableRows(ctx context.Context, db *sql.DB, table string, crawlID int64, hea
 func JsonValue(col string, v any) any {
 	switch x := v.(type) {
 	case []byte:
-		v = string(x)
+		return hex.EncodeToString(x) // a BLOB (pages.fingerprint): binary, which a JSON string cannot carry
 	}
 	if s, ok := v.(string); ok && jsonColumns[col] && json.Valid([]byte(s)) {
 		return json.RawMessage(s)

@@ -150,7 +150,7 @@ func (q *sqliteQueue) Resume() (frontier.ResumeState, error) {
 	ctx := context.Background()
 	db := q.st.db
 	for _, del := range []string{
-		`DELETE FROM links WHERE crawl_id = ?1 AND from_url IN (SELECT url FROM queue WHERE crawl_id = ?1 AND state = 0)`,
+		`DELETE FROM link_rows WHERE crawl_id = ?1 AND from_id IN (SELECT u.id FROM queue q JOIN urls u ON u.url = q.url WHERE q.crawl_id = ?1 AND q.state = 0)`,
 		`DELETE FROM pages WHERE crawl_id = ?1 AND url IN (SELECT url FROM queue WHERE crawl_id = ?1 AND state = 0)`,
 	} {
 		if _, err := db.ExecContext(ctx, del, id); err != nil {

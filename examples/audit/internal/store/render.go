@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"sync"
@@ -88,6 +89,7 @@ type RenderRecord struct {
 	ConsoleErrors     int           // console.error calls
 	Exceptions        int           // uncaught exceptions
 
+	Hreflang []HreflangRecord // the rendered DOM's rel=alternate hreflang annotations
 	Links    []RenderLink     // the rendered DOM's links
 	Console  []ConsoleEntry   // the console errors and exceptions, in order
 	Requests []*RenderRequest // every request of the page, in the order they were made
@@ -99,9 +101,15 @@ type RenderRecord struct {
 type rawFields struct {
 	Title                 string
 	TitleCount            int
+	Description           string
+	DescriptionCount      int
 	Canonical, MetaRobots string
 	H1                    string
 	H1Count               int
+	Hreflang              []HreflangRecord
+	// Nofollow has the page's internal link targets in the crawler's HTML: true when every link to the
+	// target is rel=nofollow.
+	Nofollow map[string]bool
 }
 
 // RenderStats are the pass's running totals, for the progress line and the summary.
@@ -195,6 +203,7 @@ CREATE TABLE IF NOT EXISTS render_pages (
 	failed            INTEGER NOT NULL,   -- answered >= 400 or a network error
 	console_errors    INTEGER NOT NULL,   -- console.error calls
 	exceptions        INTEGER NOT NULL,   -- uncaught exceptions and unhandled rejections
+	hreflang          TEXT,               -- JSON [{"hreflang","url"}...] of the rendered DOM, as pages.hreflang
 	PRIMARY KEY (crawl_id, url)
 );
 CREATE TABLE IF NOT EXISTS render_links (
@@ -317,18 +326,23 @@ func (s *Store) WriteRendered(r *RenderRecord) error {
 		return err
 	}
 	defer tx.Rollback()
-	fields := []any{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
+	fields := []any{nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
 	if r.Parsed {
+		var hreflang any
+		if len(r.Hreflang) > 0 {
+			b, _ := json.Marshal(r.Hreflang)
+			hreflang = string(b)
+		}
 		fields = []any{r.Title, r.TitleCount, r.Description, r.DescriptionCount, r.Canonical, r.MetaRobots, r.H1, r.H1Count,
-			r.WordCount, r.Internal, r.External}
+			r.WordCount, r.Internal, r.External, hreflang}
 	}
 	args := []any{s.CrawlID, r.URL, nullStr(r.FinalURL), r.Depth, r.Section, fmtTime(r.RenderedAt), ms(r.Load), nullInt(r.Status), nullStr(r.Err)}
 	args = append(args, fields...)
 	args = append(args, r.SiteRequests, r.OtherRequests, r.Blocked, r.NotLoaded, r.NotSent, r.Failed, r.ConsoleErrors, r.Exceptions)
 	if _, err := tx.Exec(`INSERT OR REPLACE INTO render_pages (crawl_id, url, final_url, depth, section, rendered_at, load_ms, status, error,
 		title, title_count, meta_description, description_count, canonical, meta_robots, h1, h1_count, word_count, links_internal, links_external,
-		site_requests, other_requests, blocked_robots, not_loaded, not_sent, failed, console_errors, exceptions)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
+		hreflang, site_requests, other_requests, blocked_robots, not_loaded, not_sent, failed, console_errors, exceptions)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args...); err != nil {
 		return fmt.Errorf("write rendered page %s: %w", r.URL, err)
 	}
 	for _, l := range r.Links {
@@ -361,7 +375,9 @@ func (s *Store) LoadRendered(ctx context.Context) ([]*RenderRecord, error) {
 		r.title IS NOT NULL, COALESCE(r.title, ''), COALESCE(r.title_count, 0), COALESCE(r.canonical, ''), COALESCE(r.meta_robots, ''),
 		COALESCE(r.h1, ''), COALESCE(r.h1_count, 0), r.exceptions, r.console_errors,
 		COALESCE(p.title, ''), COALESCE(p.title_count, 0), COALESCE(p.canonical, ''), COALESCE(p.meta_robots, ''),
-		COALESCE(p.h1, ''), COALESCE(p.h1_count, 0)
+		COALESCE(p.h1, ''), COALESCE(p.h1_count, 0),
+		COALESCE(r.meta_description, ''), COALESCE(r.description_count, 0), COALESCE(r.hreflang, ''),
+		COALESCE(p.meta_description, ''), COALESCE(p.description_count, 0), COALESCE(p.hreflang, '')
 		FROM render_pages r JOIN pages p ON p.crawl_id = r.crawl_id AND p.url = r.url
 		WHERE r.crawl_id = ? ORDER BY r.url`, s.CrawlID)
 	if err != nil {
@@ -371,11 +387,19 @@ func (s *Store) LoadRendered(ctx context.Context) ([]*RenderRecord, error) {
 	byURL := map[string]*RenderRecord{}
 	for rows.Next() {
 		r := &RenderRecord{}
+		var hreflang, rawHreflang string
 		if err := rows.Scan(&r.URL, &r.FinalURL, &r.Status, &r.Err, &r.Parsed, &r.Title, &r.TitleCount, &r.Canonical, &r.MetaRobots,
 			&r.H1, &r.H1Count, &r.Exceptions, &r.ConsoleErrors,
-			&r.Raw.Title, &r.Raw.TitleCount, &r.Raw.Canonical, &r.Raw.MetaRobots, &r.Raw.H1, &r.Raw.H1Count); err != nil {
+			&r.Raw.Title, &r.Raw.TitleCount, &r.Raw.Canonical, &r.Raw.MetaRobots, &r.Raw.H1, &r.Raw.H1Count,
+			&r.Description, &r.DescriptionCount, &hreflang, &r.Raw.Description, &r.Raw.DescriptionCount, &rawHreflang); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if hreflang != "" {
+			_ = json.Unmarshal([]byte(hreflang), &r.Hreflang)
+		}
+		if rawHreflang != "" {
+			_ = json.Unmarshal([]byte(rawHreflang), &r.Raw.Hreflang)
 		}
 		out = append(out, r)
 		byURL[r.URL] = r
@@ -396,6 +420,28 @@ func (s *Store) LoadRendered(ctx context.Context) ([]*RenderRecord, error) {
 			}
 			if r := byURL[page]; r != nil {
 				r.Links = append(r.Links, l)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	// The crawler's internal links of each rendered page, recorded under the URL its fetch ended at.
+	err = s.each(ctx, `SELECT r.url, l.to_url, MIN(l.nofollow) FROM render_pages r
+		JOIN pages p ON p.crawl_id = r.crawl_id AND p.url = r.url
+		JOIN links l ON l.crawl_id = r.crawl_id AND l.from_url = COALESCE(NULLIF(p.final_url, ''), p.url) AND l.external = 0
+		WHERE r.crawl_id = ? GROUP BY r.url, l.to_url`,
+		func(sc func(...any) error) error {
+			var page, to string
+			var nofollow bool
+			if err := sc(&page, &to, &nofollow); err != nil {
+				return err
+			}
+			if r := byURL[page]; r != nil {
+				if r.Raw.Nofollow == nil {
+					r.Raw.Nofollow = map[string]bool{}
+				}
+				r.Raw.Nofollow[to] = nofollow
 			}
 			return nil
 		})

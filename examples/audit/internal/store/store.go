@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +19,10 @@ import (
 )
 
 // Schema is the audit database. Every table carries crawl_id so one file holds the whole audit history;
-// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text.
+// a new crawl is a new crawls row, never a rewrite of earlier ones. Times are RFC 3339 UTC text. The one
+// table without crawl_id is urls, every URL the links mention, once for the whole file: links are stored
+// as integer pairs in link_rows and read through the links view, with the columns of the links table of
+// earlier versions (migrate converts such a file).
 const Schema = `
 CREATE TABLE IF NOT EXISTS crawls (
 	id            INTEGER PRIMARY KEY,
@@ -78,17 +83,30 @@ CREATE TABLE IF NOT EXISTS pages (
 	link_score        INTEGER,            -- 0-100: internal PageRank over the crawl's links, written by the pass after the crawl
 	PRIMARY KEY (crawl_id, url)
 );
-CREATE TABLE IF NOT EXISTS links (
-	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
-	from_url  TEXT NOT NULL,
-	to_url    TEXT NOT NULL,              -- absolute, normalized when internal
-	external  INTEGER NOT NULL,
-	nofollow  INTEGER NOT NULL,
-	anchor    TEXT,
-	tag       TEXT                        -- a, link, area, img, script...
+CREATE TABLE IF NOT EXISTS urls (          -- every URL the links mention, once: link_rows refer to it by id
+	id        INTEGER PRIMARY KEY,
+	url       TEXT NOT NULL UNIQUE
 );
-CREATE INDEX IF NOT EXISTS links_to ON links(crawl_id, to_url);
-CREATE INDEX IF NOT EXISTS links_from ON links(crawl_id, from_url);
+CREATE TABLE IF NOT EXISTS link_rows (     -- the links, compactly; read them through the links view
+	crawl_id  INTEGER NOT NULL,
+	from_id   INTEGER NOT NULL,           -- urls.id of the page it is on
+	seq       INTEGER NOT NULL,           -- its place among that page's links
+	to_id     INTEGER NOT NULL,           -- urls.id of the target
+	flags     INTEGER NOT NULL,           -- 1 external, 2 nofollow, plus 4 x the tag's code (linkTags; 0: in tag)
+	anchor    TEXT,                       -- NULL when empty
+	tag       TEXT,                       -- NULL when flags has its code
+	PRIMARY KEY (crawl_id, from_id, seq)  -- outlinks by source
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS link_rows_to ON link_rows(to_id, crawl_id); -- inlinks by target (to_id first: SQLite without ANALYZE statistics would prefer the primary key's crawl_id alone)
+-- links is every link of every crawl, one row each: the table of earlier versions, now a view.
+CREATE VIEW IF NOT EXISTS links AS SELECT l.crawl_id AS crawl_id,
+	f.url AS from_url,                    -- the page it is on
+	t.url AS to_url,                      -- absolute, normalized when internal
+	l.flags & 1 AS external,
+	(l.flags >> 1) & 1 AS nofollow,
+	IFNULL(l.anchor, '') AS anchor,
+	COALESCE(l.tag, CASE l.flags >> 2 ` + linkTagCases + ` END) AS tag -- a, link, area, img, script...
+	FROM link_rows l JOIN urls f ON f.id = l.from_id JOIN urls t ON t.id = l.to_id;
 CREATE TABLE IF NOT EXISTS findings (
 	id        INTEGER PRIMARY KEY,
 	crawl_id  INTEGER NOT NULL REFERENCES crawls(id),
@@ -239,8 +257,8 @@ type Store struct {
 	db      *sql.DB
 	CrawlID int64 // the crawls row every write belongs to
 
-	insPage *sql.Stmt // prepared once: the writer inserts thousands of rows
-	insLink *sql.Stmt
+	insPage, insLink, insURLs, getURLs, insFinding *sql.Stmt // prepared once: the writer inserts thousands of rows
+	ids                                            urlIDs    // the writer's cache of urls.id
 	// the frontier's queue (queue.go)
 	insQueue, ackQueue *sql.Stmt
 	ops                chan writeOp
@@ -296,7 +314,7 @@ func checkFile(ctx context.Context, path string) error {
 			ErrNotAudit, path, id, ApplicationID)
 	}
 	tables := map[string]bool{}
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'`)
 	if err != nil {
 		return fmt.Errorf("%w: %s cannot be read as SQLite (%v)", ErrNotAudit, path, err)
 	}
@@ -329,7 +347,13 @@ func OpenStore(ctx context.Context, path string) (*Store, error) {
 	if err := checkFile(ctx, path); err != nil {
 		return nil, err
 	}
-	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)"
+	// cache_size: 32 MB of pages, so that the indexes' upper levels stay cached as they grow (a fixed
+	// amount, whatever the crawl's size; temporary B-trees stay in files: a sort of a million-page crawl's
+	// links must not be held in memory);
+	// wal_autocheckpoint: a checkpoint every 32 MB of WAL rather than 4, so that the pages the writes keep
+	// touching (the indexes' inner pages) are copied back once per checkpoint, not eight times.
+	dsn := path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(ON)" +
+		"&_pragma=cache_size(-32000)&_pragma=wal_autocheckpoint(8000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -358,10 +382,12 @@ var addedColumns = []struct{ table, column, decl string }{
 	{"pages", "html_lang", "TEXT"},
 	{"pages", "hreflang", "TEXT"},
 	{"pages", "link_score", "INTEGER"},
+	{"render_pages", "hreflang", "TEXT"},
 }
 
 // migrate brings the tables of an earlier version up to Schema: CREATE TABLE IF NOT EXISTS adds missing
-// tables but not the columns added since.
+// tables but not the columns added since, and a links table of before the interned layout is moved into
+// urls and link_rows and replaced by the view.
 func migrate(ctx context.Context, db *sql.DB) error {
 	for _, c := range addedColumns {
 		var n int
@@ -374,7 +400,76 @@ func migrate(ctx context.Context, db *sql.DB) error {
 			}
 		}
 	}
-	return nil
+	old, err := linksIsTable(ctx, db)
+	if err != nil {
+		return err
+	}
+	if old {
+		if err := migrateLinks(ctx, db); err != nil {
+			return err
+		}
+	}
+	// After the view exists (a layout-1 file has a links table until migrateLinks replaces it).
+	_, err = db.ExecContext(ctx, linksInsertTrigger)
+	return err
+}
+
+// linksInsertTrigger lets INSERT INTO links, as the table of earlier versions took it, write through the
+// view: each URL interned, the link appended after its page's others. The crawl writes link_rows itself,
+// many links a statement (writeLinks); the trigger serves SQL written against the logical table (a tool's
+// or a test's generated crawl).
+var linksInsertTrigger = `CREATE TRIGGER IF NOT EXISTS links_insert INSTEAD OF INSERT ON links BEGIN
+	INSERT OR IGNORE INTO urls (url) VALUES (NEW.from_url), (NEW.to_url);
+	INSERT INTO link_rows (crawl_id, from_id, seq, to_id, flags, anchor, tag)
+		SELECT NEW.crawl_id, f.id, IFNULL((SELECT MAX(seq) + 1 FROM link_rows WHERE crawl_id = NEW.crawl_id AND from_id = f.id), 0), t.id,
+			(NEW.external != 0) | ((NEW.nofollow != 0) << 1) | (` + linkTagCodeSQL("NEW.tag") + ` << 2),
+			NULLIF(NEW.anchor, ''), CASE WHEN ` + linkTagCodeSQL("NEW.tag") + ` = 0 THEN NULLIF(NEW.tag, '') END
+		FROM urls f, urls t WHERE f.url = NEW.from_url AND t.url = NEW.to_url;
+END`
+
+// linkTagCodeSQL is linkTagCode as an SQL expression of the tag expression expr.
+func linkTagCodeSQL(expr string) string {
+	tags := make([]string, 0, 8)
+	for _, t := range []string{"a", "link", "area", "img", "script", "iframe", "frame", "meta"} {
+		tags = append(tags, fmt.Sprintf("WHEN '%s' THEN %d", t, linkTagCode(t)))
+	}
+	return "(CASE " + expr + " " + strings.Join(tags, " ") + " ELSE 0 END)"
+}
+
+// linksIsTable reports whether the file keeps its links in the links table of the layout before urls and
+// link_rows (then it needs migrateLinks).
+func linksIsTable(ctx context.Context, db *sql.DB) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'links'`).Scan(&n)
+	return n > 0, err
+}
+
+// migrateLinks moves the links table of the earlier layout into urls and link_rows, in the order it was
+// written, and puts the links view in its place: all in one transaction, so a crash leaves the old layout.
+func migrateLinks(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	view := Schema[strings.Index(Schema, "CREATE VIEW IF NOT EXISTS links"):]
+	view = view[:strings.Index(view, ";")+1]
+	for _, q := range []string{
+		`INSERT OR IGNORE INTO urls (url) SELECT from_url FROM links ORDER BY rowid`,
+		`INSERT OR IGNORE INTO urls (url) SELECT to_url FROM links ORDER BY rowid`,
+		`INSERT INTO link_rows (crawl_id, from_id, seq, to_id, flags, anchor, tag)
+			SELECT l.crawl_id, f.id, ROW_NUMBER() OVER (PARTITION BY l.crawl_id, l.from_url ORDER BY l.rowid) - 1, t.id,
+				(l.external != 0) | ((l.nofollow != 0) << 1) | (` + linkTagCodeSQL("l.tag") + ` << 2), -- | and << bind alike
+				NULLIF(l.anchor, ''), CASE WHEN l.tag IN ('a', 'link', 'area', 'img', 'script', 'iframe', 'frame', 'meta') THEN NULL ELSE l.tag END
+			FROM links l JOIN urls f ON f.url = l.from_url JOIN urls t ON t.url = l.to_url`,
+		`DROP TABLE links`,
+		view,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("moving the links into the interned layout: %w", err)
+		}
+	}
+	return tx.Commit()
 }
 
 // openError says why the database file could not be opened in the operating system's words ("permission
@@ -453,6 +548,15 @@ func (s *Store) StartWriter(ctx context.Context) (err error) {
 		return err
 	}
 	if s.insLink, err = s.db.PrepareContext(ctx, insertLink); err != nil {
+		return err
+	}
+	if s.insURLs, err = s.db.PrepareContext(ctx, internURLs); err != nil {
+		return err
+	}
+	if s.getURLs, err = s.db.PrepareContext(ctx, lookupURLs); err != nil {
+		return err
+	}
+	if s.insFinding, err = s.db.PrepareContext(ctx, insertPageFinding); err != nil {
 		return err
 	}
 	if s.insQueue, err = s.db.PrepareContext(ctx, insertQueue); err != nil {
@@ -559,12 +663,20 @@ func (s *Store) Err() error {
 // enqueue hands a write to the writer goroutine; it commits in the writer's next transaction, in order.
 func (s *Store) enqueue(op func(*sql.Tx) error) { s.ops <- writeOp{write: op} }
 
-// Flush stops the writer after everything queued so far is committed. Later writes are synchronous.
+// Flush stops the writer after everything queued so far is committed, and refreshes SQLite's statistics
+// of the tables (ANALYZE, sampled) for the passes' queries: without them its planner would read a
+// crawl's links by the primary key's crawl_id where link_rows_to finds the few to one URL. Later writes are
+// synchronous.
 func (s *Store) Flush() error {
 	s.closing.Do(func() {
 		if s.ops != nil {
 			close(s.ops)
 			s.wg.Wait()
+			if s.Err() == nil {
+				if _, err := s.db.Exec(`PRAGMA analysis_limit = 1000; ANALYZE`); err != nil {
+					s.SetErr(fmt.Errorf("ANALYZE %s: %w", s.path, err))
+				}
+			}
 		}
 	})
 	return s.Err()
@@ -574,7 +686,7 @@ func (s *Store) Flush() error {
 // the first write error, if any, with the database's own, so a crawl not saved in full is reported.
 func (s *Store) Close() error {
 	err := s.Flush()
-	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insQueue, s.ackQueue} {
+	for _, st := range []*sql.Stmt{s.insPage, s.insLink, s.insURLs, s.getURLs, s.insFinding, s.insQueue, s.ackQueue} {
 		if st != nil {
 			st.Close()
 		}
@@ -582,7 +694,68 @@ func (s *Store) Close() error {
 	return errors.Join(err, s.db.Close())
 }
 
-const insertLink = `INSERT INTO links (crawl_id, from_url, to_url, external, nofollow, anchor, tag) VALUES (?,?,?,?,?,?,?)`
+// A page's links are written with one statement whatever their number, the links as one JSON array of
+// [to_id, flags, anchor, tag], which costs a fraction of one INSERT per link through database/sql. The URL
+// ids come from the writer's cache (urlIDs); the URLs it does not know are interned and looked up with one
+// statement each.
+const (
+	internURLs = `INSERT OR IGNORE INTO urls (url) SELECT value FROM json_each(?)`
+	lookupURLs = `SELECT j.key, u.id FROM json_each(?) AS j JOIN urls u ON u.url = j.value`
+	insertLink = `INSERT INTO link_rows (crawl_id, from_id, seq, to_id, flags, anchor, tag)
+	SELECT ?1, ?2, IFNULL((SELECT MAX(seq) + 1 FROM link_rows WHERE crawl_id = ?1 AND from_id = ?2), 0) + j.key,
+		j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3
+	FROM json_each(?3) AS j`
+	insertPageFinding = `INSERT INTO findings (crawl_id, url, kind, detail, page_check) VALUES (?,?,?,?,1)`
+)
+
+// urlIDsMax bounds the writer's cache of URL ids (about 40 bytes an entry): past it the cache starts
+// over, and the URLs it forgot are looked up in the file again, so memory stays flat at any crawl size.
+// Breadth-first, a page is written long after the page that linked to it interned its URL, so a bigger
+// cache would not spare that lookup; it keeps the URLs many pages link to (home, navigation).
+const urlIDsMax = 1 << 16
+
+// urlIDs caches the urls.id of the URLs the writer has written, by a 64-bit hash of the URL. Two URLs
+// whose hashes collide would share an id; for n URLs that happens with probability about n²/2⁶⁵ (3·10⁻⁸
+// at a million), the bargain the frontier's seen set makes too. Only the writer goroutine uses it.
+type urlIDs struct {
+	seed maphash.Seed
+	m    map[uint64]int64
+}
+
+func (c *urlIDs) key(u string) uint64 { return maphash.String(c.seed, u) }
+
+func (c *urlIDs) put(k uint64, id int64) {
+	if len(c.m) >= urlIDsMax {
+		clear(c.m)
+	}
+	c.m[k] = id
+}
+
+// linkTagCases decodes the tag code of link_rows.flags in the links view; linkTagCode is its inverse.
+const linkTagCases = `WHEN 1 THEN 'a' WHEN 2 THEN 'link' WHEN 3 THEN 'area' WHEN 4 THEN 'img' WHEN 5 THEN 'script' WHEN 6 THEN 'iframe' WHEN 7 THEN 'frame' WHEN 8 THEN 'meta'`
+
+// linkTagCode is the code of tag in link_rows.flags (>> 2), 0 for a tag linkTagCases does not name.
+func linkTagCode(tag string) int {
+	switch tag {
+	case "a":
+		return 1
+	case "link":
+		return 2
+	case "area":
+		return 3
+	case "img":
+		return 4
+	case "script":
+		return 5
+	case "iframe":
+		return 6
+	case "frame":
+		return 7
+	case "meta":
+		return 8
+	}
+	return 0
+}
 
 const insertPage = `INSERT OR REPLACE INTO pages (crawl_id, url, final_url, status, redirects, redirect_count, depth, found_on, source,
 	content_type, response_ms, ttfb_ms, bytes, truncated, attempts, title, title_count, meta_description, description_count,
@@ -629,22 +802,111 @@ func (s *Store) Page(p *PageRecord) {
 		if _, err := tx.Stmt(s.insPage).Exec(args...); err != nil {
 			return fmt.Errorf("write page %s: %w", p.URL, err)
 		}
-		for _, f := range p.Findings {
-			if _, err := tx.Exec(`INSERT INTO findings (crawl_id, url, kind, detail, page_check) VALUES (?,?,?,?,1)`, id, f.URL, f.Kind, f.Detail); err != nil {
-				return fmt.Errorf("write finding %s of %s: %w", f.Kind, f.URL, err)
+		if len(p.Findings) > 0 {
+			st := tx.Stmt(s.insFinding)
+			for _, f := range p.Findings {
+				if _, err := st.Exec(id, f.URL, f.Kind, f.Detail); err != nil {
+					return fmt.Errorf("write finding %s of %s: %w", f.Kind, f.URL, err)
+				}
 			}
 		}
 		if len(p.Links) == 0 {
 			return nil
 		}
-		st := tx.Stmt(s.insLink)
-		for _, l := range p.Links {
-			if _, err := st.Exec(id, l.From, l.To, B2i(l.External), B2i(l.Nofollow), l.Anchor, l.Tag); err != nil {
-				return fmt.Errorf("write link %s -> %s: %w", l.From, l.To, err)
+		for links := p.Links; len(links) > 0; {
+			n := 1 // the run of links on one page (all of them, as the crawler records them)
+			for n < len(links) && links[n].From == links[0].From {
+				n++
 			}
+			if err := s.writeLinks(tx, id, links[:n]); err != nil {
+				return err
+			}
+			links = links[n:]
 		}
 		return nil
 	})
+}
+
+// writeLinks writes links, all on page links[0].From, after the ones written for it before.
+func (s *Store) writeLinks(tx *sql.Tx, crawlID int64, links []LinkRecord) error {
+	from := links[0].From
+	ids, err := s.urlIDsOf(tx, from, links)
+	if err != nil {
+		return fmt.Errorf("write the links of %s: %w", from, err)
+	}
+	rows := make([]any, len(links))
+	for i, l := range links {
+		code := linkTagCode(l.Tag)
+		var tag any
+		if code == 0 && l.Tag != "" {
+			tag = l.Tag
+		}
+		rows[i] = [4]any{ids[i+1], B2i(l.External) | B2i(l.Nofollow)<<1 | code<<2, nullStr(l.Anchor), tag}
+	}
+	b, _ := json.Marshal(rows) // numbers and strings only: cannot fail
+	if _, err := tx.Stmt(s.insLink).Exec(crawlID, ids[0], string(b)); err != nil {
+		return fmt.Errorf("write the links of %s: %w", from, err)
+	}
+	return nil
+}
+
+// urlIDsOf is the urls.id of from and of each link's target, in that order, interning the URLs the file
+// does not have yet.
+func (s *Store) urlIDsOf(tx *sql.Tx, from string, links []LinkRecord) ([]int64, error) {
+	if s.ids.m == nil {
+		s.ids = urlIDs{seed: maphash.MakeSeed(), m: map[uint64]int64{}}
+	}
+	ids := make([]int64, len(links)+1)
+	keys := make([]uint64, len(links)+1)
+	var missing []string
+	at := map[string][]int{} // a missing URL's places in ids
+	for i := range ids {
+		u := from
+		if i > 0 {
+			u = links[i-1].To
+		}
+		keys[i] = s.ids.key(u)
+		if id, ok := s.ids.m[keys[i]]; ok {
+			ids[i] = id
+			continue
+		}
+		if at[u] == nil {
+			missing = append(missing, u)
+		}
+		at[u] = append(at[u], i)
+	}
+	if len(missing) == 0 {
+		return ids, nil
+	}
+	b, _ := json.Marshal(missing)
+	if _, err := tx.Stmt(s.insURLs).Exec(string(b)); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Stmt(s.getURLs).Query(string(b))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	found := 0
+	for rows.Next() {
+		var j int
+		var id int64
+		if err := rows.Scan(&j, &id); err != nil {
+			return nil, err
+		}
+		for _, i := range at[missing[j]] {
+			ids[i] = id
+			s.ids.put(keys[i], id)
+		}
+		found++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if found != len(missing) {
+		return nil, fmt.Errorf("interning URLs: %d of %d not found after the insert", len(missing)-found, len(missing))
+	}
+	return ids, nil
 }
 
 // Sitemap queues one sitemaps row.
