@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -821,18 +822,28 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 	c.mu.Lock()
 	record := c.linksOf.add(owner)
 	c.mu.Unlock()
+	// The URLs of the links to pages, parsed once for the page checks and the loop below: assets (img,
+	// script, link...) are not pages; meta is a refresh redirect.
+	parsed := make([]*url.URL, len(pg.Links))
+	for i, l := range pg.Links {
+		if l.Tag == "a" || l.Tag == "area" || l.Tag == "meta" {
+			if lu, err := url.Parse(l.URL); err == nil {
+				parsed[i] = lu
+			}
+		}
+	}
 	if record {
 		// The page's own findings, once per document however many URLs redirect to it.
 		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
-			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope})
+			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope, LinkURLs: parsed})
 	}
-	seen := map[string]bool{}
-	for _, l := range pg.Links {
-		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {
-			continue // assets (img, script, link...) are not pages; meta is a refresh redirect
-		}
-		lu, err := url.Parse(l.URL)
-		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
+	seen := make(map[string]bool, len(pg.Links))
+	if record {
+		p.Links = slices.Grow(p.Links, len(pg.Links))
+	}
+	for i, l := range pg.Links {
+		lu := parsed[i]
+		if lu == nil || (lu.Scheme != "http" && lu.Scheme != "https") {
 			continue
 		}
 		rec := store.LinkRecord{From: owner, To: l.URL, Nofollow: l.Nofollow, Anchor: Truncate(l.Text, 200), Tag: l.Tag}
