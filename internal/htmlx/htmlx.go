@@ -144,7 +144,7 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 	sc.br.Reset(lr)
 	sc.hash.Reset()
 	in, dec := decodeInput(sc.br, o.ContentType)
-	p := &parser{opt: o, page: &Page{}, hash: sc.hash, z: html.NewTokenizer(in), strs: sc.strs,
+	p := &parser{opt: o, page: &Page{}, hash: sc.hash, z: html.NewTokenizer(in), strs: sc.strs, resolved: sc.resolved,
 		anchor: -1, pendingLink: -1, links: sc.links, arena: sc.arena, out: sc.out, title: sc.title,
 		h1Text: sc.h1Text, stack: sc.stack}
 	if o.Facts {
@@ -175,13 +175,14 @@ type scratch struct {
 	br                        *bufio.Reader
 	hash                      hash.Hash
 	strs                      map[string]string
+	resolved                  map[string]resolved
 	links                     []rawLink
 	arena, out, title, h1Text []byte
 	stack                     []elem
 }
 
 var scratchPool = sync.Pool{New: func() any {
-	return &scratch{br: bufio.NewReaderSize(nil, 4096), hash: sha256.New(), strs: map[string]string{}}
+	return &scratch{br: bufio.NewReaderSize(nil, 4096), hash: sha256.New(), strs: map[string]string{}, resolved: map[string]resolved{}}
 }}
 
 // maxScratch bounds the buffers a scratch keeps for the next page: a page far larger than most does
@@ -193,6 +194,11 @@ func (sc *scratch) keep(p *parser) {
 	clear(p.links)
 	sc.links, sc.arena, sc.out, sc.title, sc.h1Text, sc.stack = p.links[:0], p.arena[:0], p.out[:0], p.title[:0], p.h1Text[:0], p.stack[:0]
 	clear(sc.strs)
+	if len(sc.resolved) > 512 { // a cleared map keeps its size: a page of thousands of links does not leave it
+		sc.resolved = map[string]resolved{}
+	} else {
+		clear(sc.resolved)
+	}
 }
 
 // put returns sc to the pool unless it grew too large to keep.
@@ -300,9 +306,10 @@ type parser struct {
 	anchor      int // index in links of the open <a>'s link, or -1
 	pendingLink int // the link of the <a> being pushed, or -1
 
-	links []rawLink
-	arena []byte // anchor texts, contiguous: only one <a> is open at a time
-	strs  map[string]string
+	links    []rawLink
+	arena    []byte // anchor texts, contiguous: only one <a> is open at a time
+	strs     map[string]string
+	resolved map[string]resolved // for the resolver made at the end (scratch)
 
 	noscript bool   // tokenizing the content of a <noscript>
 	inWord   bool   // the last visible character was part of a word
@@ -972,6 +979,9 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 		pg.Base = base.Href(true)
 	}
 	res := newResolver(base)
+	if p.resolved != nil { // the scratch's map, emptied, instead of a new one
+		res.seen = p.resolved
+	}
 	if p.canonical != "" {
 		pg.Canonical = res.self(p.canonical)
 	}
