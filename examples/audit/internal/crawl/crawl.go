@@ -49,7 +49,7 @@ type Crawler struct {
 	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
 	Policy *backoff.Policy // retries and Retry-After, shared by every client of the run
-	scope  frontier.Scope
+	scope  frontier.Scope  // frontier.SameSite: it reads a URL's scheme and host only (siteMemo relies on it)
 
 	Slow   *backoff.Slowdown  // the 429 slowdown: once slowed, the whole run keeps the longer gap
 	Robots *robots.Cache      // robots.txt per host, kept in the database for a resume
@@ -832,10 +832,11 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 			}
 		}
 	}
+	onSite := (&siteMemo{inScope: c.InScope}).onSite
 	if record {
 		// The page's own findings, once per document however many URLs redirect to it.
 		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
-			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope, LinkURLs: parsed})
+			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: onSite, LinkURLs: parsed})
 	}
 	seen := make(map[string]bool, len(pg.Links))
 	if record {
@@ -847,7 +848,7 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 			continue
 		}
 		rec := store.LinkRecord{From: owner, To: l.URL, Nofollow: l.Nofollow, Anchor: Truncate(l.Text, 200), Tag: l.Tag}
-		if !c.InScope(lu) {
+		if !onSite(lu) {
 			rec.External = true
 			p.External++
 		} else {
@@ -867,6 +868,34 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 			p.Links = append(p.Links, rec)
 		}
 	}
+}
+
+// siteMemo answers InScope for the links of one page, remembering the answer for each scheme and host
+// (a page's links name a handful): the scope reads nothing else of a URL.
+type siteMemo struct {
+	inScope func(*url.URL) bool
+	seen    [8]struct {
+		scheme, host string
+		in           bool
+	}
+	n int
+}
+
+func (m *siteMemo) onSite(u *url.URL) bool {
+	if u == nil {
+		return false
+	}
+	for i := range m.n {
+		if e := &m.seen[i]; e.scheme == u.Scheme && e.host == u.Host {
+			return e.in
+		}
+	}
+	in := m.inScope(u)
+	if m.n < len(m.seen) {
+		m.seen[m.n].scheme, m.seen[m.n].host, m.seen[m.n].in = u.Scheme, u.Host, in
+		m.n++
+	}
+	return in
 }
 
 func hasToken(v, tok string) bool {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/politecrawl/polite/examples/audit/internal/benchshop"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 	"github.com/politecrawl/polite/fetch"
+	"github.com/politecrawl/polite/frontier"
 )
 
 // handlerTransport answers every request from an http.Handler in memory: the benchmark's crawler asks
@@ -182,4 +184,26 @@ func TestParseBenchPages(t *testing.T) {
 		assert.True(t, kinds[k], "the lab page has %s", k)
 	}
 	t.Logf("lab page findings: %v", kinds)
+}
+
+// siteMemo answers as the crawl's scope does, for every scheme and host, remembered or not (more hosts
+// than it remembers included), asked in any order.
+func TestSiteMemoAgreesWithScope(t *testing.T) {
+	scope, err := frontier.SameSite("http://shop.test/")
+	require.NoError(t, err)
+	var raws []string
+	for _, host := range []string{"shop.test", "SHOP.test", "www.shop.test", "shop.test:80", "shop.test:8080", "other.test",
+		"user@shop.test", "shop.test.", "xn--bcher-kva.test", "127.0.0.1", "[::1]", "www.other.test"} {
+		raws = append(raws, "http://"+host+"/a", "https://"+host+"/b?c")
+	}
+	m := &siteMemo{inScope: func(u *url.URL) bool { return scope(u) }}
+	for round := range 3 {
+		for i := range raws {
+			raw := raws[(i*7+round)%len(raws)]
+			u, err := url.Parse(raw)
+			require.NoError(t, err)
+			assert.Equal(t, scope(u), m.onSite(u), "%s (round %d)", raw, round)
+		}
+	}
+	assert.False(t, m.onSite(nil))
 }
