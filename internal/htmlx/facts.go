@@ -1,6 +1,7 @@
 package htmlx
 
 import (
+	"bytes"
 	"strings"
 
 	"golang.org/x/net/html/atom"
@@ -159,21 +160,60 @@ func (p *parser) factsText(out []byte) {
 	if f.Lorem {
 		return
 	}
-	for _, c := range out {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		switch {
-		case c == lorem[p.loremAt]:
-			p.loremAt++
-			if p.loremAt == len(lorem) {
+	// The text arrives in pieces: a match may start in an earlier one (loremAt bytes of it matched).
+	// The pattern's first byte appears nowhere else in it, so after a mismatch the search goes on from
+	// the mismatched byte.
+	i := 0
+	for {
+		if p.loremAt > 0 {
+			n := matchFold(out[i:], lorem[p.loremAt:])
+			if n == len(lorem)-p.loremAt {
 				f.Lorem = true
 				return
 			}
-		case c == lorem[0]:
-			p.loremAt = 1
-		default:
-			p.loremAt = 0
+			if i+n == len(out) {
+				p.loremAt += n // the piece ended inside a match
+				return
+			}
+			p.loremAt, i = 0, i+n
 		}
+		j := indexFoldL(out[i:])
+		if j < 0 {
+			return
+		}
+		i += j + 1
+		p.loremAt = 1
 	}
+}
+
+// matchFold is how many bytes at the start of b equal those of lower, a lower-case pattern, ASCII
+// letters compared without case.
+func matchFold(b []byte, lower string) int {
+	n := 0
+	for n < len(b) && n < len(lower) {
+		c := b[n]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[n] {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// indexFoldL is the index of the first "l" or "L" in b, or -1: where "lorem ipsum" may start.
+func indexFoldL(b []byte) int {
+	i := bytes.IndexByte(b, 'l')
+	if i < 0 {
+		i = len(b)
+	}
+	if j := bytes.IndexByte(b[:i], 'L'); j >= 0 {
+		i = j
+	}
+	if i == len(b) {
+		return -1
+	}
+	return i
 }

@@ -1,6 +1,7 @@
 package htmlx
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 	"testing"
@@ -113,8 +114,10 @@ func FuzzFacts(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	f.Add(`<p>Lorem</p><p>ipsum</p> lorem<i>ip</i>sum LLorem IPSUM`)
+	f.Add(`<p>lo</p>rem ipsu<b>m</b>`)
 	base, _ := url.Parse("https://fuzz.example/dir/page")
-	opts := Options{MaxBytes: 1 << 16, MaxLinks: 50, MaxTextBytes: 64}
+	opts := Options{MaxBytes: 1 << 16, MaxLinks: 50, MaxTextBytes: 64, keepText: true}
 	f.Fuzz(func(t *testing.T, doc string) {
 		plain, err := opts.Parse(strings.NewReader(doc), base)
 		require.NoError(t, err)
@@ -133,6 +136,17 @@ func FuzzFacts(f *testing.F) {
 		require.LessOrEqual(t, len(fs.JSONLD), maxJSONLD)
 		require.LessOrEqual(t, fs.Elements, len(doc))
 		require.LessOrEqual(t, fs.TextBytes, len(doc)*3)
+		// The facts of the visible text against a plain reading of it whole: its size, its words, and
+		// lorem ipsum in any case of ASCII letters, however the pieces it arrived in were cut.
+		require.Equal(t, len(p.text), fs.TextBytes)
+		require.Equal(t, len(bytes.Fields(p.text)), p.WordCount)
+		lower := bytes.Map(func(r rune) rune {
+			if 'A' <= r && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, p.text)
+		require.Equal(t, bytes.Contains(lower, []byte(lorem)), fs.Lorem, "lorem ipsum in %q", p.text)
 		for _, h := range fs.Headings {
 			require.True(t, h >= 1 && h <= 6)
 		}

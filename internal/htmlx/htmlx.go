@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -138,14 +139,20 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 		o.MaxTextBytes = defaultMaxText
 	}
 	lr := &limitReader{r: r, n: o.MaxBytes}
-	in, dec := decodeInput(bufio.NewReaderSize(lr, 4096), o.ContentType)
-	p := &parser{opt: o, page: &Page{}, hash: sha256.New(), z: html.NewTokenizer(in), strs: map[string]string{},
-		anchor: -1, pendingLink: -1}
+	sc := scratchPool.Get().(*scratch)
+	defer sc.put()
+	sc.br.Reset(lr)
+	sc.hash.Reset()
+	in, dec := decodeInput(sc.br, o.ContentType)
+	p := &parser{opt: o, page: &Page{}, hash: sc.hash, z: html.NewTokenizer(in), strs: sc.strs, resolved: sc.resolved,
+		anchor: -1, pendingLink: -1, links: sc.links, arena: sc.arena, out: sc.out, title: sc.title,
+		h1Text: sc.h1Text, stack: sc.stack}
 	if o.Facts {
 		p.page.facts = &Facts{}
 	}
 	err := p.run()
 	p.finish(pageURL, links)
+	sc.keep(p)
 	p.page.Truncated = lr.truncated
 	p.page.Encoding = dec.Encoding()
 	var where string
@@ -159,6 +166,49 @@ func (o Options) parse(r io.Reader, pageURL *url.URL, links func(n int) func(Lin
 		return p.page, fmt.Errorf("htmlx: writing the visible text of%s: %w", where, p.textErr)
 	}
 	return p.page, nil
+}
+
+// scratch is what parsing a page needs and nothing keeps afterwards: the input buffer, the hash, the
+// links before resolution and the text buffers, reused from one page to the next (scratchPool) so that
+// a crawl does not allocate and collect them again for every page.
+type scratch struct {
+	br                        *bufio.Reader
+	hash                      hash.Hash
+	strs                      map[string]string
+	resolved                  map[string]resolved
+	links                     []rawLink
+	arena, out, title, h1Text []byte
+	stack                     []elem
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{br: bufio.NewReaderSize(nil, 4096), hash: sha256.New(), strs: map[string]string{}, resolved: map[string]resolved{}}
+}}
+
+// maxScratch bounds the buffers a scratch keeps for the next page: a page far larger than most does
+// not leave its buffers in the pool.
+const maxScratch = 64 << 10
+
+// keep takes back the parser's buffers, emptied (the strings of the links let go).
+func (sc *scratch) keep(p *parser) {
+	clear(p.links)
+	sc.links, sc.arena, sc.out, sc.title, sc.h1Text, sc.stack = p.links[:0], p.arena[:0], p.out[:0], p.title[:0], p.h1Text[:0], p.stack[:0]
+	clear(sc.strs)
+	if len(sc.resolved) > 512 { // a cleared map keeps its size: a page of thousands of links does not leave it
+		sc.resolved = map[string]resolved{}
+	} else {
+		clear(sc.resolved)
+	}
+}
+
+// put returns sc to the pool unless it grew too large to keep.
+func (sc *scratch) put() {
+	sc.br.Reset(nil)
+	if cap(sc.links) > maxScratch/16 || cap(sc.arena) > maxScratch || cap(sc.out) > maxScratch ||
+		cap(sc.title) > maxScratch || cap(sc.h1Text) > maxScratch || cap(sc.stack) > maxScratch/16 {
+		return
+	}
+	scratchPool.Put(sc)
 }
 
 // limitReader reads at most n bytes and notes whether more were available.
@@ -256,9 +306,10 @@ type parser struct {
 	anchor      int // index in links of the open <a>'s link, or -1
 	pendingLink int // the link of the <a> being pushed, or -1
 
-	links []rawLink
-	arena []byte // anchor texts, contiguous: only one <a> is open at a time
-	strs  map[string]string
+	links    []rawLink
+	arena    []byte // anchor texts, contiguous: only one <a> is open at a time
+	strs     map[string]string
+	resolved map[string]resolved // for the resolver made at the end (scratch)
 
 	noscript bool   // tokenizing the content of a <noscript>
 	inWord   bool   // the last visible character was part of a word
@@ -831,29 +882,29 @@ func (p *parser) text(b []byte) {
 	}
 	out := p.out[:0]
 	for i := 0; i < len(b); {
+		// A run of white space ends the word; a run of anything else is (part of) a word, copied whole.
 		c := b[i]
-		var space bool
-		size := 1
 		if c < utf8.RuneSelf {
-			space = asciiSpace[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(b[i:])
-			space = unicode.IsSpace(r)
-		}
-		if space {
-			p.inWord = false
-		} else {
-			if !p.inWord {
-				p.inWord = true
-				if p.words > 0 {
-					out = append(out, ' ')
-				}
-				p.words++
+			if asciiSpace[c] {
+				p.inWord = false
+				i++
+				continue
 			}
-			out = append(out, b[i:i+size]...)
+		} else if r, size := utf8.DecodeRune(b[i:]); unicode.IsSpace(r) {
+			p.inWord = false
+			i += size
+			continue
 		}
-		i += size
+		j := wordEnd(b, i)
+		if !p.inWord {
+			p.inWord = true
+			if p.words > 0 {
+				out = append(out, ' ')
+			}
+			p.words++
+		}
+		out = append(out, b[i:j]...)
+		i = j
 	}
 	if len(out) > 0 {
 		if p.page.facts != nil {
@@ -868,6 +919,26 @@ func (p *parser) text(b []byte) {
 		}
 	}
 	p.out = out
+}
+
+// wordEnd is the end of the run of characters other than white space that starts at b[i].
+func wordEnd(b []byte, i int) int {
+	for i < len(b) {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
@@ -908,6 +979,9 @@ func (p *parser) finish(pageURL *url.URL, links func(n int) func(Link)) {
 		pg.Base = base.Href(true)
 	}
 	res := newResolver(base)
+	if p.resolved != nil { // the scratch's map, emptied, instead of a new one
+		res.seen = p.resolved
+	}
 	if p.canonical != "" {
 		pg.Canonical = res.self(p.canonical)
 	}

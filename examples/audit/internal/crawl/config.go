@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/politecrawl/polite/examples/audit/internal/neardup"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
@@ -54,7 +55,7 @@ type Config struct {
 // limits the crawl ran with.
 func (c *Config) Settings() store.Settings {
 	return store.Settings{MaxPages: c.MaxPages, MaxDepth: c.MaxDepth, Concurrency: c.Concurrency, Gap: c.Gap.String(),
-		Timeout: c.Timeout.String(), Resolve: c.Resolve, Demo: c.Demo, Render: c.Render}
+		Timeout: c.Timeout.String(), Resolve: c.Resolve, Demo: c.Demo, Render: c.Render, Fingerprint: neardup.Version}
 }
 
 // Env is what tests replace: where requests go, the clock, and whether stderr is a terminal.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,7 @@ type Crawler struct {
 	tokens []string // robots.txt product tokens, in order of preference
 	base   http.RoundTripper
 	Policy *backoff.Policy // retries and Retry-After, shared by every client of the run
-	scope  frontier.Scope
+	scope  frontier.Scope  // frontier.SameSite: it reads a URL's scheme and host only (siteMemo relies on it)
 
 	Slow   *backoff.Slowdown  // the 429 slowdown: once slowed, the whole run keeps the longer gap
 	Robots *robots.Cache      // robots.txt per host, kept in the database for a resume
@@ -821,22 +822,33 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 	c.mu.Lock()
 	record := c.linksOf.add(owner)
 	c.mu.Unlock()
+	// The URLs of the links to pages, parsed once for the page checks and the loop below: assets (img,
+	// script, link...) are not pages; meta is a refresh redirect.
+	parsed := make([]*url.URL, len(pg.Links))
+	for i, l := range pg.Links {
+		if l.Tag == "a" || l.Tag == "area" || l.Tag == "meta" {
+			if lu, err := url.Parse(l.URL); err == nil {
+				parsed[i] = lu
+			}
+		}
+	}
+	onSite := (&siteMemo{inScope: c.InScope}).onSite
 	if record {
 		// The page's own findings, once per document however many URLs redirect to it.
 		p.Findings = pagecheck.Check(pagecheck.Input{URL: p.FinalURL, Status: res.Status, Header: res.Header, TTFB: res.TTFB,
-			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: c.InScope})
+			Bytes: len(res.Body), Page: pg, XRobotsTag: p.XRobots, OnSite: onSite, LinkURLs: parsed})
 	}
-	seen := map[string]bool{}
-	for _, l := range pg.Links {
-		if l.Tag != "a" && l.Tag != "area" && l.Tag != "meta" {
-			continue // assets (img, script, link...) are not pages; meta is a refresh redirect
-		}
-		lu, err := url.Parse(l.URL)
-		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
+	seen := make(map[string]bool, len(pg.Links))
+	if record {
+		p.Links = slices.Grow(p.Links, len(pg.Links))
+	}
+	for i, l := range pg.Links {
+		lu := parsed[i]
+		if lu == nil || (lu.Scheme != "http" && lu.Scheme != "https") {
 			continue
 		}
 		rec := store.LinkRecord{From: owner, To: l.URL, Nofollow: l.Nofollow, Anchor: Truncate(l.Text, 200), Tag: l.Tag}
-		if !c.InScope(lu) {
+		if !onSite(lu) {
 			rec.External = true
 			p.External++
 		} else {
@@ -856,6 +868,34 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 			p.Links = append(p.Links, rec)
 		}
 	}
+}
+
+// siteMemo answers InScope for the links of one page, remembering the answer for each scheme and host
+// (a page's links name a handful): the scope reads nothing else of a URL.
+type siteMemo struct {
+	inScope func(*url.URL) bool
+	seen    [8]struct {
+		scheme, host string
+		in           bool
+	}
+	n int
+}
+
+func (m *siteMemo) onSite(u *url.URL) bool {
+	if u == nil {
+		return false
+	}
+	for i := range m.n {
+		if e := &m.seen[i]; e.scheme == u.Scheme && e.host == u.Host {
+			return e.in
+		}
+	}
+	in := m.inScope(u)
+	if m.n < len(m.seen) {
+		m.seen[m.n].scheme, m.seen[m.n].host, m.seen[m.n].in = u.Scheme, u.Host, in
+		m.n++
+	}
+	return in
 }
 
 func hasToken(v, tok string) bool {

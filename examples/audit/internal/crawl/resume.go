@@ -9,12 +9,21 @@ import (
 
 	"github.com/politecrawl/polite/backoff"
 	"github.com/politecrawl/polite/examples/audit/internal/findings"
+	"github.com/politecrawl/polite/examples/audit/internal/neardup"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
-// ResumeConfig gives cfg the crawl's own settings.
+// ResumeConfig gives cfg the crawl's own settings. It refuses a crawl whose pages were fingerprinted
+// for near-duplicates another way than this build's (an earlier audit's): the near-duplicate pass
+// compares every page's fingerprint with every other's, and fingerprints of two versions estimate
+// nothing, so the pages fetched before and after the resume could not be compared.
 func ResumeConfig(cfg *Config, row *store.CrawlRow) error {
 	s := row.Settings
+	if v := max(s.Fingerprint, 1); v != neardup.Version {
+		// The callers name the crawl.
+		return store.Usagef("written by another version of the audit, whose near-duplicate fingerprints (version %d) this one (version %d) cannot compare with its own: it cannot be resumed; start a new crawl",
+			v, neardup.Version)
+	}
 	gap, err := time.ParseDuration(s.Gap)
 	if err != nil {
 		return fmt.Errorf("settings: gap %q: %v", s.Gap, err)

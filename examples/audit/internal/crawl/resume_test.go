@@ -3,10 +3,12 @@ package crawl
 import (
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/politecrawl/polite/examples/audit/internal/neardup"
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
@@ -44,4 +46,27 @@ func TestResumedFromRows(t *testing.T) {
 	// A start page that left the site tells nothing about where the site lives.
 	r = resumedFrom([]*store.PageRecord{{URL: "http://shop.test/", FinalURL: "http://elsewhere.test/", Status: 200}}, nil, nil, site)
 	assert.Empty(t, r.home)
+}
+
+// A crawl written by an audit whose near-duplicate fingerprints were made another way (version 1, before
+// the version was recorded) is refused on resume, as a usage error that says why: its pages' fingerprints
+// and the resumed crawl's would be grouped together and compare as nothing alike. The crawl's own
+// version resumes.
+func TestResumeConfigRefusesOtherFingerprints(t *testing.T) {
+	row := &store.CrawlRow{ID: 7, StartURL: "http://shop.test/", Settings: store.Settings{MaxPages: 10, Gap: "1s", Timeout: "15s"}}
+	err := ResumeConfig(&Config{}, row)
+	var usage *store.UsageError
+	require.ErrorAs(t, err, &usage)
+	assert.Contains(t, err.Error(), "near-duplicate fingerprints (version 1)")
+	assert.Contains(t, err.Error(), "start a new crawl")
+
+	row.Settings.Fingerprint = neardup.Version + 1
+	require.Error(t, ResumeConfig(&Config{}, row), "a later version is refused too")
+
+	cfg := &Config{MaxPages: 10, Gap: time.Second, Timeout: 15 * time.Second}
+	row.Settings = cfg.Settings()
+	assert.Equal(t, neardup.Version, row.Settings.Fingerprint, "a new crawl records the version it writes")
+	c := &Config{}
+	require.NoError(t, ResumeConfig(c, row))
+	assert.Equal(t, 10, c.MaxPages)
 }

@@ -35,10 +35,20 @@ const (
 	ShingleWords = 3
 )
 
-// Fingerprint is the MinHash signature of a page's shingles: for each of Hashes hash functions, the
-// low 16 bits of the smallest hash of any shingle (b-bit MinHash, Li and König 2010). A page with
+// Fingerprint is the MinHash signature of a page's shingles, by one-permutation hashing (Li, Owen
+// and Zhang 2012): each shingle's 64-bit hash picks one of Hashes bins by its top bits, and each value
+// is the low 16 bits of the smallest hash of any shingle in its bin (b-bit MinHash, Li and König
+// 2010). A bin no shingle fell in takes the value of another bin, chosen by a fixed sequence of probes
+// (optimal densification, Shrivastava 2017), so for two pages each value is equal with probability
+// their Jaccard similarity, as with Hashes independent hash functions, for the cost of one. A page with
 // no words has every value 0xFFFF.
 type Fingerprint [Hashes]uint16
+
+// Version names the way Fingerprint is computed. Fingerprints of different versions estimate
+// nothing when compared, so a store that keeps them records the version they were made with:
+// version 1 took the minima of Hashes hash functions of each shingle; version 2 is one-permutation
+// hashing with densification.
+const Version = 2
 
 // Similarity estimates the Jaccard similarity of the shingle sets of the two pages, between 0 and
 // 1: the share of equal values, corrected for the 1 in 65,536 chance that two different 16-bit
@@ -68,11 +78,11 @@ func estimate(m int) float64 {
 // Hasher computes a Fingerprint from a page's text as it streams: Write it the text in pieces of any
 // size (UTF-8; a rune split between writes is joined) and call Sum. A word is a run of letters and
 // digits, compared in lower case; everything else separates words. The Hasher keeps only the hashes
-// of the last ShingleWords words and the Hashes current minima (about 300 bytes), never the text.
-// The zero value is ready to use.
+// of the last ShingleWords words and the Hashes current minima (about 300 bytes), never the text, and
+// allocates nothing. The zero value is ready to use.
 type Hasher struct {
-	mins     [Hashes]uint32
-	started  bool // mins has been initialised
+	mins     [Hashes]uint32 // the least hash of each bin, where filled has its bit
+	filled   uint64         // the bins a shingle fell in
 	last     [ShingleWords]uint64
 	words    int
 	word     uint64 // FNV-1a state of the word being read
@@ -82,18 +92,12 @@ type Hasher struct {
 	shingled bool // at least one shingle was added
 }
 
-// seeds are the multipliers and increments of the Hashes hash functions (a·x+b, the top 32 bits),
-// drawn once from a fixed splitmix64 stream so every fingerprint of every run is comparable.
-var seedMul, seedAdd = func() (m, a [Hashes]uint64) {
-	s := uint64(0x5eed_c0fe_2026 & 0xFFFFFFFFFFFF)
-	for i := range m {
-		s += 0x9E3779B97F4A7C15
-		m[i] = mix(s) | 1
-		s += 0x9E3779B97F4A7C15
-		a[i] = mix(s)
-	}
-	return m, a
-}()
+// binBits is log2(Hashes): a shingle's bin is the top binBits bits of its hash.
+const binBits = 6
+
+// densifySeed starts the probe sequence of the bins no shingle fell in: fixed, so every fingerprint of
+// every run is comparable.
+const densifySeed = 0x5eed_c0fe_2026
 
 // mix is the splitmix64 finaliser: every input bit affects every output bit.
 func mix(x uint64) uint64 {
@@ -127,6 +131,20 @@ func (h *Hasher) Write(p []byte) (int, error) { return write(h, p) }
 // WriteString is Write for a string, without a copy.
 func (h *Hasher) WriteString(s string) (int, error) { return write(h, s) }
 
+// asciiLower maps each ASCII byte to itself in lower case when it is a letter or digit, and to 0 when
+// it separates words.
+var asciiLower = func() (t [utf8.RuneSelf]byte) {
+	for c := range byte(utf8.RuneSelf) {
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			t[c] = c
+		case 'A' <= c && c <= 'Z':
+			t[c] = c + 'a' - 'A'
+		}
+	}
+	return t
+}()
+
 // write reads p, joining a rune that an earlier write cut off.
 func write[T string | []byte](h *Hasher, p T) (int, error) {
 	n := len(p)
@@ -150,9 +168,8 @@ func write[T string | []byte](h *Hasher, p T) (int, error) {
 			h.npend = 0
 			continue
 		}
-		if c := p[0]; c < utf8.RuneSelf {
-			h.ascii(c)
-			p = p[1:]
+		if p[0] < utf8.RuneSelf {
+			p = p[asciiRun(h, p):]
 			continue
 		}
 		// At most UTFMax bytes as a string: a conversion the compiler keeps off the heap.
@@ -168,17 +185,29 @@ func write[T string | []byte](h *Hasher, p T) (int, error) {
 	return n, nil
 }
 
-// ascii is rune for a byte below 0x80, the common case, without the unicode tables.
-func (h *Hasher) ascii(c byte) {
-	switch {
-	case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-	case 'A' <= c && c <= 'Z':
-		c += 'a' - 'A'
-	default:
-		h.endWord()
-		return
+// asciiRun reads the bytes below 0x80 at the start of p, the common case, with the word's state in
+// registers and without the unicode tables; it returns how many it read.
+func asciiRun[T string | []byte](h *Hasher, p T) int {
+	word, inWord := h.word, h.inWord
+	i := 0
+	for ; i < len(p); i++ {
+		c := p[i]
+		if c >= utf8.RuneSelf {
+			break
+		}
+		if c = asciiLower[c]; c != 0 {
+			if !inWord {
+				inWord, word = true, fnvOffset
+			}
+			word = (word ^ uint64(c)) * fnvPrime
+		} else if inWord {
+			h.word, h.inWord = word, inWord
+			h.endWord()
+			inWord = false
+		}
 	}
-	h.letter(rune(c))
+	h.word, h.inWord = word, inWord
+	return i
 }
 
 func (h *Hasher) rune(r rune) {
@@ -191,6 +220,15 @@ func (h *Hasher) rune(r rune) {
 		return
 	}
 	h.endWord()
+}
+
+// ascii is rune for a byte below 0x80.
+func (h *Hasher) ascii(c byte) {
+	if c = asciiLower[c]; c == 0 {
+		h.endWord()
+		return
+	}
+	h.letter(rune(c))
 }
 
 func (h *Hasher) letter(r rune) {
@@ -214,23 +252,18 @@ func (h *Hasher) endWord() {
 	}
 }
 
-// shingle adds the shingle of the word hashes ws (oldest first) to the minima.
+// shingle adds the shingle of the word hashes ws (oldest first) to the minima: its hash picks a bin by
+// its top bits and competes there with its low 32.
 func (h *Hasher) shingle(ws []uint64) {
 	var s uint64
 	for i, w := range ws {
 		s ^= bits.RotateLeft64(w, 21*i)
 	}
 	s = mix(s ^ uint64(len(ws)))
-	if !h.started {
-		h.started = true
-		for i := range h.mins {
-			h.mins[i] = ^uint32(0)
-		}
-	}
-	for i := range h.mins {
-		if v := uint32((s*seedMul[i] + seedAdd[i]) >> 32); v < h.mins[i] {
-			h.mins[i] = v
-		}
+	bin, v := s>>(64-binBits), uint32(s)
+	if h.filled&(1<<bin) == 0 || v < h.mins[bin] {
+		h.mins[bin] = v
+		h.filled |= 1 << bin
 	}
 	h.shingled = true
 }
@@ -252,9 +285,19 @@ func (h *Hasher) Sum() Fingerprint {
 	var fp Fingerprint
 	for i := range fp {
 		fp[i] = 0xFFFF
-		if c.started {
-			fp[i] = uint16(c.mins[i])
+		if c.filled == 0 {
+			continue
 		}
+		j := uint64(i)
+		for t := uint64(0); c.filled&(1<<j) == 0; t++ {
+			// An empty bin: the first filled bin of its probe sequence, the same for every page.
+			if t < 8*Hashes {
+				j = mix(densifySeed^uint64(i)<<32^t) >> (64 - binBits)
+			} else {
+				j = (j + 1) % Hashes // never in practice: the probes have found a filled bin
+			}
+		}
+		fp[i] = uint16(c.mins[j])
 	}
 	return fp
 }

@@ -67,6 +67,10 @@ type Input struct {
 	Page       *htmlx.Page         // parsed with htmlx.Options.Facts
 	XRobotsTag string              // the X-Robots-Tag values joined by ", " (Header's, read once by the crawl)
 	OnSite     func(*url.URL) bool // whether a URL is on the crawled site; nil means the page's host
+	// LinkURLs, if not nil, are the URLs of Page.Links already parsed by the caller (url.Parse), one
+	// for each link, nil where the URL did not parse; the links to pages (a, area) must have theirs.
+	// The crawl parses them anyway: this saves parsing each twice. With nil, Check parses them.
+	LinkURLs []*url.URL
 }
 
 // Check returns the findings of one page, in a fixed order (the order of the kinds below). It returns
@@ -151,13 +155,13 @@ func (c *checker) links() {
 	var n, internal int // page links; internal links to another page, counted to one
 	var insecure, noText, nofollow []string
 	self := store.NormalizeOrSelf(c.in.URL)
-	for _, l := range c.pg.Links {
+	for i, l := range c.pg.Links {
 		if !pageLink(l) {
 			continue
 		}
 		n++
-		lu, err := url.Parse(l.URL)
-		if err != nil {
+		lu := c.linkURL(i)
+		if lu == nil {
 			continue
 		}
 		onSite := c.in.OnSite(lu)
@@ -197,6 +201,18 @@ func (c *checker) links() {
 			c.add(findings.KindSoft404Text, "HTTP 200, but the %s says %q", where, phrase)
 		}
 	}
+}
+
+// linkURL is the parsed URL of link i of the page, nil when it does not parse.
+func (c *checker) linkURL(i int) *url.URL {
+	if c.in.LinkURLs != nil {
+		return c.in.LinkURLs[i]
+	}
+	lu, err := url.Parse(c.pg.Links[i].URL)
+	if err != nil {
+		return nil
+	}
+	return lu
 }
 
 // notFoundPhrases are what the title or h1 of an error page says, lower case.

@@ -223,3 +223,34 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// Input.LinkURLs, the links parsed by the caller, changes no finding: the link checks read the same
+// URLs as when Check parses them, a link whose URL does not parse included.
+func TestLinkURLsChangeNothing(t *testing.T) {
+	doc := strings.Replace(cleanDoc, `<a href="/tents/">Tents</a>`, `<a href="http://shop.example/tents/">Tents</a> `+
+		`<a href="/tents/" rel="nofollow"></a> <a href="https://other.example/"></a> <img src="http://shop.example/i.jpg">`, 1)
+	u, err := url.Parse(pageURL)
+	require.NoError(t, err)
+	pg, err := htmlx.Options{Facts: true}.Parse(strings.NewReader(doc), u)
+	require.NoError(t, err)
+	// htmlx leaves out what net/url cannot parse; a caller's links might not.
+	pg.Links = append(pg.Links, htmlx.Link{URL: "https://shop.example/x/%zz", Tag: "a"})
+	in := Input{URL: pageURL, Status: http.StatusOK, Header: cleanHeader(), Bytes: len(doc), Page: pg}
+	want := Check(in)
+	in.LinkURLs = make([]*url.URL, len(pg.Links))
+	unparsed := 0
+	for i, l := range pg.Links {
+		if lu, err := url.Parse(l.URL); err == nil {
+			in.LinkURLs[i] = lu
+		} else {
+			unparsed++
+		}
+	}
+	require.Equal(t, 1, unparsed, "the page has a link whose URL net/url does not parse")
+	assert.Equal(t, want, Check(in))
+	var kinds []string
+	for _, f := range want {
+		kinds = append(kinds, f.Kind)
+	}
+	assert.Subset(t, kinds, []string{findings.KindHTTPLinkOnHTTPS, findings.KindLinkNoAnchorText, findings.KindInternalNofollow})
+}

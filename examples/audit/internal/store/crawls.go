@@ -316,6 +316,9 @@ type Settings struct {
 	Resolve     map[string]string `json:"resolve,omitempty"` // -resolve host:port to address
 	Demo        bool              `json:"demo,omitempty"`    // the run crawled the built-in demo shop
 	Render      int               `json:"render,omitempty"`  // -render N (a resumed crawl renders too)
+	// Fingerprint is the neardup.Version of the pages' fingerprints; 0 for crawls written before it was
+	// recorded, whose fingerprints are version 1. A resume must make the same ones.
+	Fingerprint int `json:"fingerprint,omitempty"`
 }
 
 // UsageError is a command-line mistake: exit 2.
