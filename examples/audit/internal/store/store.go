@@ -256,7 +256,7 @@ type Store struct {
 	db      *sql.DB
 	CrawlID int64 // the crawls row every write belongs to
 
-	insPage, insFinding *sql.Stmt // prepared once: the writer inserts thousands of rows
+	insPage, insFinding *sql.Stmt  // prepared once: the writer inserts thousands of rows
 	lw                  linkWriter // the writer's statements, cache and buffers for the links (links_write.go)
 	// the frontier's queue (queue.go)
 	insQueue, ackQueue *sql.Stmt

@@ -34,7 +34,7 @@ func shopRecords(tb testing.TB, n int) []*PageRecord {
 		p := &PageRecord{URL: u, FinalURL: u, Status: 200, Depth: i % 4, FoundOn: origin + "/", Source: "link",
 			ContentType: "text/html; charset=utf-8", Response: 900 * time.Microsecond, TTFB: 400 * time.Microsecond,
 			Bytes: len(body), Attempts: 1, Title: "Product " + strconv.Itoa(i) + " | Generated Shop", TitleCount: 1,
-			Description: "Product " + strconv.Itoa(i) + " of the generated shop, in stock and shipped in two days.",
+			Description:      "Product " + strconv.Itoa(i) + " of the generated shop, in stock and shipped in two days.",
 			DescriptionCount: 1, Canonical: u, H1: "Product " + strconv.Itoa(i), H1Count: 1, WordCount: 3000,
 			FetchedAt: time.Date(2026, 12, 2, 5, 0, 0, i, time.UTC), Parsed: true, Lang: "en",
 			TextHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Fingerprint: make([]byte, 128)}
