@@ -24,6 +24,7 @@ type linkWriter struct {
 	seqOf                  *sql.Stmt             // the next seq of a page's links
 	insert, intern, lookup [chunkSizes]*sql.Stmt // by chunk size 2^i: link rows; new URLs RETURNING url, id; known URLs' ids
 	ids                    urlIDs                // the writer's cache of urls.id
+	knownFirst             bool                  // look the unknown URLs up before interning them (see idsOf)
 	urls                   []string              // the page, then each link's target
 	keys                   []uint64              // their cache keys
 	pos                    []int                 // each one's place in missing, -1 when the cache knew it
@@ -122,9 +123,8 @@ func (w *linkWriter) write(tx *sql.Tx, crawlID int64, links []LinkRecord) error 
 // idsOf is the urls.id of from and of each link's target, in that order, interning the URLs the file
 // does not have yet. The slice is the writer's buffer, valid until the next call.
 func (w *linkWriter) idsOf(tx *sql.Tx, from string, links []LinkRecord) ([]int64, error) {
-	if w.ids.m == nil {
-		w.ids = urlIDs{seed: maphash.MakeSeed(), m: map[uint64]int64{}}
-		w.at = map[string]int{}
+	if w.at == nil {
+		w.ids.seed, w.at = maphash.MakeSeed(), map[string]int{}
 	}
 	w.urls = append(w.urls[:0], from)
 	for _, l := range links {
@@ -136,7 +136,7 @@ func (w *linkWriter) idsOf(tx *sql.Tx, from string, links []LinkRecord) ([]int64
 	for _, u := range w.urls {
 		k := w.ids.key(u)
 		w.keys = append(w.keys, k)
-		if id, ok := w.ids.m[k]; ok {
+		if id, ok := w.ids.get(k); ok {
 			w.out, w.pos = append(w.out, id), append(w.pos, -1)
 			continue
 		}
@@ -151,21 +151,32 @@ func (w *linkWriter) idsOf(tx *sql.Tx, from string, links []LinkRecord) ([]int64
 	if len(w.missing) == 0 {
 		return w.out, nil
 	}
-	// New URLs first (most of a page's unknown targets are new); those the file had already are looked up.
-	if err := w.resolve(tx, w.intern[:], w.missing); err != nil {
+	// Interned first when most of the last page's unknown URLs were new (early in a crawl), looked up
+	// first when most were in the file already (later, once the cache has forgotten them): each URL then
+	// costs one statement, not a failed insert and a lookup.
+	first, second := w.intern[:], w.lookup[:]
+	if w.knownFirst {
+		first, second = second, first
+	}
+	if err := w.resolve(tx, first, w.missing); err != nil {
 		return nil, fmt.Errorf("interning URLs: %w", err)
 	}
-	var known []string
+	var rest []string
 	for j, id := range w.missingID {
 		if id == 0 {
-			known = append(known, w.missing[j])
+			rest = append(rest, w.missing[j])
 		}
 	}
-	if len(known) > 0 {
-		if err := w.resolve(tx, w.lookup[:], known); err != nil {
-			return nil, fmt.Errorf("looking up URLs: %w", err)
+	if len(rest) > 0 {
+		if err := w.resolve(tx, second, rest); err != nil {
+			return nil, fmt.Errorf("interning URLs: %w", err)
 		}
 	}
+	newURLs := len(w.missing) - len(rest) // the ones the insert answered
+	if w.knownFirst {
+		newURLs = len(rest)
+	}
+	w.knownFirst = newURLs*2 < len(w.missing)
 	for i, j := range w.pos {
 		if j < 0 {
 			continue
@@ -223,25 +234,36 @@ func errorsJoinClose(rows *sql.Rows) error {
 	return err
 }
 
-// urlIDsMax bounds the writer's cache of URL ids (about 40 bytes an entry): past it the cache starts
-// over, and the URLs it forgot are looked up in the file again, so memory stays flat at any crawl size.
-// Breadth-first, a page is written long after the page that linked to it interned its URL, so a bigger
-// cache would not spare that lookup; it keeps the URLs many pages link to (home, navigation).
-const urlIDsMax = 1 << 16
+// urlIDsMax bounds each of the two generations of the writer's cache of URL ids (about 40 bytes an
+// entry, 10 MB in all): when the current one is full it becomes the old one, and the URLs neither holds
+// are looked up in the file again, so memory stays flat at any crawl size. The URLs many pages link to
+// (home, navigation) are found in the old generation and moved to the current one, so they stay.
+const urlIDsMax = 1 << 17
 
 // urlIDs caches the urls.id of the URLs the writer has written, by a 64-bit hash of the URL. Two URLs
 // whose hashes collide would share an id; for n URLs that happens with probability about n²/2⁶⁵ (3·10⁻⁸
 // at a million), the bargain the frontier's seen set makes too. Only the writer goroutine uses it.
 type urlIDs struct {
-	seed maphash.Seed
-	m    map[uint64]int64
+	seed     maphash.Seed
+	cur, old map[uint64]int64
 }
 
 func (c *urlIDs) key(u string) uint64 { return maphash.String(c.seed, u) }
 
-func (c *urlIDs) put(k uint64, id int64) {
-	if len(c.m) >= urlIDsMax {
-		clear(c.m)
+func (c *urlIDs) get(k uint64) (int64, bool) {
+	if id, ok := c.cur[k]; ok {
+		return id, true
 	}
-	c.m[k] = id
+	id, ok := c.old[k]
+	if ok {
+		c.put(k, id)
+	}
+	return id, ok
+}
+
+func (c *urlIDs) put(k uint64, id int64) {
+	if c.cur == nil || len(c.cur) >= urlIDsMax {
+		c.cur, c.old = make(map[uint64]int64, urlIDsMax/4), c.cur
+	}
+	c.cur[k] = id
 }
