@@ -30,12 +30,14 @@ func TestLinksIndexBuiltWhenTheCrawlsWritesEnd(t *testing.T) {
 		}
 		flushForTest(t, st)
 		assert.False(t, hasIndex(st), "no index while the crawl writes")
+		inlinksOfHome(t, st) // the app reads a running crawl's inlinks all the same
 		return st
 	}
 	st := crawl()
 	require.NoError(t, st.Flush())
 	assert.True(t, hasIndex(st), "built when the writes end")
 	assert.Positive(t, st.IndexTime())
+	inlinksOfHome(t, st)
 	assert.Equal(t, linksHome(t, st, "NOT INDEXED", 1), linksHome(t, st, "INDEXED BY link_rows_to", 1), "the index finds every link")
 	require.NoError(t, st.Close())
 
@@ -66,4 +68,13 @@ func shopRecords(tb testing.TB, n int) []*PageRecord {
 		recs[i] = shopRecord(tb, shop, i)
 	}
 	return recs
+}
+
+// inlinksOfHome checks the app's detail of the shop's home page lists its inlinks, whether the file has
+// the links' index or not.
+func inlinksOfHome(t *testing.T, st *Store) {
+	d, err := LoadURL(t.Context(), st.Reader(), st.CrawlID, "http://127.0.0.1:8080/")
+	require.NoError(t, err)
+	assert.Equal(t, linksHome(t, st, "NOT INDEXED", int(st.CrawlID)), d.InlinksTotal)
+	assert.NotEmpty(t, d.Inlinks)
 }

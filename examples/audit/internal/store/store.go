@@ -155,6 +155,21 @@ CREATE TABLE IF NOT EXISTS requests (
 // runs, inlink queries (the app's on a running crawl) scan link_rows: slower, never wrong.
 const linkRowsTo = `CREATE INDEX IF NOT EXISTS link_rows_to ON link_rows(to_id, crawl_id);`
 
+// ByTarget is the INDEXED BY clause with which a query reads link_rows by to_id on db: link_rows_to when
+// the file has it (naming it, since a running crawl's file has no statistics for the planner to prefer it
+// to the primary key's crawl_id), "" while a crawl of the file writes without it, when the planner reads
+// the crawl's links by the primary key instead: slower, never an error.
+func ByTarget(ctx context.Context, db *sql.DB) (string, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'link_rows_to'`).Scan(&n); err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return "INDEXED BY link_rows_to", nil
+}
+
 // HopRecord is one redirect of a page's chain as stored in pages.redirects (JSON, one per hop), so the
 // report can show every step a visitor's browser would take.
 type HopRecord struct {
