@@ -31,8 +31,9 @@ type reportData struct {
 // columns says which columns added by later versions the database has: a read-only open of a database
 // written by an earlier version lacks them, and the report says so instead of failing.
 type columns struct {
-	LinkScore  bool // pages.link_score
-	LinksTable bool // links is a table (not a view over another layout)
+	LinkScore  bool   // pages.link_score
+	LinksTable bool   // links is a table (not a view over another layout)
+	ByTarget   string // how link_rows is read by to_id (store.ByTarget: no index while a crawl of the file writes)
 }
 
 // readColumns checks the pages table's columns.
@@ -51,7 +52,10 @@ func readColumns(ctx context.Context, db *sql.DB) (columns, error) {
 	if err != nil {
 		return c, err
 	}
-	err = db.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'links'`).Scan(&c.LinksTable)
+	if err = db.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'links'`).Scan(&c.LinksTable); err != nil {
+		return c, err
+	}
+	c.ByTarget, err = store.ByTarget(ctx, db)
 	return c, err
 }
 
@@ -593,7 +597,7 @@ func (d *reportData) inlinkPairs(list string) string {
 		return `SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ? AND to_url IN (` + list + `) AND from_url <> to_url`
 	}
 	return `SELECT DISTINCT t.url AS to_url, f.url AS from_url FROM urls t
-		JOIN link_rows l INDEXED BY link_rows_to ON l.to_id = t.id AND l.crawl_id = ? JOIN urls f ON f.id = l.from_id
+		JOIN link_rows l ` + d.cols.ByTarget + ` ON l.to_id = t.id AND l.crawl_id = ? JOIN urls f ON f.id = l.from_id
 		WHERE t.url IN (` + list + `) AND l.from_id <> l.to_id`
 }
 

@@ -402,12 +402,14 @@ func LoadURL(ctx context.Context, db *sql.DB, crawlID int64, u string) (*URLDeta
 	return d, rows.Err()
 }
 
-// linksIndex is how link_rows is read by from_id (its primary key) or to_id (its index, named: the file of
-// a running crawl has no statistics yet for the planner to prefer it to the primary key's crawl_id).
-var linksIndex = map[string]string{"from_id": "", "to_id": "INDEXED BY link_rows_to"}
-
-// loadLinks reads the links whose column col (to_id or from_id of link_rows, on their indexes) is u's.
+// loadLinks reads the links whose column col (to_id or from_id of link_rows, on their indexes) is u's:
+// by from_id on the primary key, by to_id on link_rows_to (ByTarget).
 func loadLinks(ctx context.Context, db *sql.DB, col string, crawlID int64, u string) ([]LinkRecord, int, error) {
+	linksIndex := map[string]string{"from_id": ""}
+	var err error
+	if linksIndex["to_id"], err = ByTarget(ctx, db); err != nil {
+		return nil, 0, err
+	}
 	var total int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM link_rows `+linksIndex[col]+` WHERE crawl_id = ? AND `+col+` = (SELECT id FROM urls WHERE url = ?)`,
 		crawlID, u).Scan(&total); err != nil {
