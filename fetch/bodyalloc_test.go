@@ -105,3 +105,26 @@ func TestChunkedBodyAllocatesItsSize(t *testing.T) {
 	t.Logf("%.0f bytes allocated per Get of a %d-byte chunked body", perGet, size)
 	assert.Less(t, perGet, 1.5*size)
 }
+
+// BenchmarkGetChunkedPage is one GET of a page of scale.sh's size (22.7 KB) sent chunked over loopback.
+func BenchmarkGetChunkedPage(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		body := chunkedBody(22700)
+		for len(body) > 0 {
+			k := min(len(body), 4096)
+			_, _ = w.Write(body[:k])
+			body = body[k:]
+		}
+	}))
+	defer srv.Close()
+	c := &fetch.Client{Gate: fetch.NoLimits{}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := c.Get(ctx, srv.URL+"/page")
+		if err != nil || len(res.Body) != 22700 {
+			b.Fatal(err, len(res.Body))
+		}
+	}
+}
