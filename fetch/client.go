@@ -757,22 +757,47 @@ func (st *state) requestError(ctx, rctx context.Context, err error) error {
 }
 
 // readCapped reads at most max bytes of r, reporting whether there was more.
-// It never holds more than max+1 bytes, whatever sizeHint claims.
+// It never holds more than max+1 bytes, whatever sizeHint claims. A body of
+// unknown length is read into a pooled scratch buffer and copied out at its
+// exact size, so a page costs one allocation of its own length instead of a
+// buffer doubled up to twice that; a body past scratchKeep is returned in
+// the buffer it was read into, never copied.
 func readCapped(r io.Reader, sizeHint, max int64) ([]byte, bool, error) {
 	limit := max + 1 // one byte more tells a body of exactly max from a longer one
-	c := int64(4096) // unknown length: most pages are larger than io.ReadAll's 512
 	if sizeHint >= 0 {
-		c = sizeHint + 1 // +1 so EOF is seen without growing
+		c := min(sizeHint+1, limit, 1<<20) // +1 so EOF is seen without growing; a Content-Length is a claim, not a reason to allocate
+		return readInto(r, make([]byte, 0, c), max)
 	}
-	c = min(c, limit, 1<<20) // a Content-Length is a claim, not a reason to allocate
-	buf := make([]byte, 0, c)
+	sp := scratch.Get().(*[]byte)
+	buf, more, err := readInto(r, (*sp)[:0], max)
+	if cap(buf) > scratchKeep {
+		return buf, more, err // a large body keeps its buffer; the pool's stays small
+	}
+	*sp = buf
+	body := make([]byte, len(buf)) // not bytes.Clone, whose capacity rounds up past the cap
+	copy(body, buf)
+	scratch.Put(sp)
+	return body, more, err
+}
+
+// scratch holds the buffers bodies of unknown length are read into.
+// scratchKeep is the largest kept: a few MiB of bodies are not worth a copy.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
+
+const scratchKeep = 1 << 20
+
+// readInto appends at most max+1 bytes of r to buf (growing it by doubling,
+// never past max+1) and cuts the result to max, reporting whether there was
+// more.
+func readInto(r io.Reader, buf []byte, max int64) ([]byte, bool, error) {
+	limit := max + 1
 	for int64(len(buf)) < limit {
 		if len(buf) == cap(buf) {
 			nb := make([]byte, len(buf), min(int64(2*cap(buf)), limit))
 			copy(nb, buf)
 			buf = nb
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):min(int64(cap(buf)), limit)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break

@@ -7,6 +7,8 @@
 // requested); Next hands out the queued URL whose host may start soonest,
 // shallowest first within a host (breadth-first), once a request to it may
 // start, and holds at most MaxInFlight items out; Done frees the item.
+// AddURL is Add for a URL the caller has parsed already (a crawler that
+// parsed its links to read them): the same answer, without parsing it again.
 // Acquire is the politeness gate (fetch.Gate) that fetch calls before every
 // HTTP request — pages, robots.txt, sitemaps, retries and redirect hops
 // alike —: it blocks until a request to the host may start under every

@@ -344,8 +344,25 @@ func (f *Frontier) resume(rs ResumeState) error {
 // asked only for a URL that passed every other check, before it is queued;
 // only an Allowed verdict queues it. ctx bounds that check.
 func (f *Frontier) Add(ctx context.Context, rawURL string, depth int, from string) AddResult {
+	return f.addLogged(ctx, rawURL, nil, depth, from)
+}
+
+// AddURL is Add for a URL the caller has parsed already: it checks, queues
+// and answers exactly as Add(ctx, u.String(), depth, from) does. When that
+// string is already in normal form (the common case for a crawler that
+// normalizes its links), u itself is what Config.Scope is asked about, so
+// the URL is not parsed again. A nil u is Invalid.
+func (f *Frontier) AddURL(ctx context.Context, u *url.URL, depth int, from string) AddResult {
+	if u == nil {
+		return f.addLogged(ctx, "", nil, depth, from)
+	}
+	return f.addLogged(ctx, u.String(), u, depth, from)
+}
+
+// addLogged is Add and AddURL: parsed, when not nil, is the parse of rawURL.
+func (f *Frontier) addLogged(ctx context.Context, rawURL string, parsed *url.URL, depth int, from string) AddResult {
 	var cd crawlDelay
-	r := f.add(ctx, rawURL, depth, from, &cd)
+	r := f.add(ctx, rawURL, parsed, depth, from, &cd)
 	if f.log != nil {
 		f.logAdd(ctx, &r, rawURL, depth, from)
 		if cd.changed {
@@ -399,7 +416,7 @@ func (f *Frontier) applyCrawlDelayLocked(h *host, cd *crawlDelay) {
 	f.notifyLocked()
 }
 
-func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from string, cd *crawlDelay) AddResult {
+func (f *Frontier) add(ctx context.Context, rawURL string, parsed *url.URL, depth int, from string, cd *crawlDelay) AddResult {
 	if len(rawURL) > MaxURLLength {
 		return f.drop(AddResult{Outcome: TooLong, URL: rawURL, Err: tooLong(rawURL)})
 	}
@@ -415,7 +432,10 @@ func (f *Frontier) add(ctx context.Context, rawURL string, depth int, from strin
 	}
 	res := AddResult{URL: n}
 	if f.cfg.Scope != nil {
-		u, err := url.Parse(n)
+		u := parsed
+		if u == nil || n != rawURL {
+			u, err = url.Parse(n)
+		}
 		if err != nil || !f.cfg.Scope(u) {
 			res.Outcome = OutOfScope
 			return f.drop(res)

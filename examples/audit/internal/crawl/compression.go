@@ -2,9 +2,11 @@ package crawl
 
 import (
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // gzipTransport asks for gzip itself and decodes it, so that the response keeps the Content-Encoding
@@ -35,19 +37,30 @@ func (t gzipTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // gzipBody decodes a gzip response body, reading its header on the first Read (as net/http does),
-// so an error in it is a read error of the body, not of the round trip.
+// so an error in it is a read error of the body, not of the round trip. Its decoder comes from
+// gzipReaders and goes back there on Close: a new one costs about 45 KB (the window and tables).
 type gzipBody struct {
 	body io.ReadCloser
 	zr   *gzip.Reader
 	err  error
 }
 
+var gzipReaders sync.Pool // of *gzip.Reader, each Reset to the next body
+
 func (g *gzipBody) Read(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
 	if g.zr == nil {
-		g.zr, g.err = gzip.NewReader(g.body)
+		if zr, ok := gzipReaders.Get().(*gzip.Reader); ok {
+			if g.err = zr.Reset(g.body); g.err == nil {
+				g.zr = zr
+			} else {
+				gzipReaders.Put(zr)
+			}
+		} else {
+			g.zr, g.err = gzip.NewReader(g.body)
+		}
 		if g.err != nil {
 			return 0, g.err
 		}
@@ -55,4 +68,15 @@ func (g *gzipBody) Read(p []byte) (int, error) {
 	return g.zr.Read(p)
 }
 
-func (g *gzipBody) Close() error { return g.body.Close() }
+func (g *gzipBody) Close() error {
+	if g.zr != nil {
+		gzipReaders.Put(g.zr)
+		g.zr = nil
+	}
+	if g.err == nil {
+		g.err = errBodyClosed // a Read after Close must not reach a decoder another body now uses
+	}
+	return g.body.Close()
+}
+
+var errBodyClosed = errors.New("read of a closed response body")

@@ -498,7 +498,22 @@ func (c *Crawler) ProgressState() (int, string, bool) {
 
 // add offers a URL to the frontier and records what it refused when that matters to the audit.
 func (c *Crawler) add(ctx context.Context, raw string, depth int, from, source string) frontier.AddResult {
-	r := c.Front.Add(ctx, raw, depth, from)
+	return c.added(c.Front.Add(ctx, raw, depth, from), depth, from, source)
+}
+
+// addLink offers the frontier a page's link: n is its normal form and u the parse of what the page
+// wrote. A link written in normal form is handed over parsed (frontier.AddURL: not parsed again); its
+// String() is n, as urlnorm's normal form prints back unchanged through net/url (userinfo excepted).
+func (c *Crawler) addLink(ctx context.Context, n string, u *url.URL, written string, depth int, from string) frontier.AddResult {
+	if n == written && u.User == nil {
+		return c.added(c.Front.AddURL(ctx, u, depth, from), depth, from, "link")
+	}
+	return c.add(ctx, n, depth, from, "link")
+}
+
+// added does what a URL's outcome asks: a robots.txt gone unreachable, a disallowed URL's row, a
+// duplicate a redirect chain reached.
+func (c *Crawler) added(r frontier.AddResult, depth int, from, source string) frontier.AddResult {
 	if r.Outcome == frontier.RobotsUnreachable {
 		c.siteOffLimits(r.URL, &r.Verdict)
 	}
@@ -858,7 +873,7 @@ func (c *Crawler) parse(ctx context.Context, p *store.PageRecord, res *fetch.Res
 			p.Internal++
 			if followAll && !l.Nofollow && !seen[rec.To] {
 				seen[rec.To] = true
-				c.add(ctx, rec.To, p.Depth+1, owner, "link")
+				c.addLink(ctx, rec.To, lu, l.URL, p.Depth+1, owner)
 			}
 		}
 		if l.Nofollow {
