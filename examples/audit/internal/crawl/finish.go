@@ -85,7 +85,7 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 		var err error
 		if sum, err = e.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
-		} else if err := e.st.EachPageFindingKind(ctx, sum.Add); err != nil {
+		} else if err := e.st.EachPageFindingKind(ctx, sum.Counts, sum.Add); err != nil {
 			// the summary counts the pages' own findings too, written with them during the crawl
 			werr = errors.Join(werr, err)
 		}

@@ -411,22 +411,42 @@ func (p *Pass) WriteLinkScores(n int, score func(id uint32) int) error {
 }
 
 // EachPageFindingKind calls fn for each kind of the findings written with the pages during the crawl
-// (page_check = 1), with their count and the first of them, for the closing summary.
-func (s *Store) EachPageFindingKind(ctx context.Context, fn func(kind string, n int, first FindingRecord)) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT f.kind, c.n, f.url, f.detail FROM (
-		SELECT kind, COUNT(*) AS n, MIN(id) AS first FROM findings WHERE crawl_id = ? AND page_check = 1 GROUP BY kind
-	) c JOIN findings f ON f.id = c.first`, s.CrawlID)
+// (page_check = 1), with their count and the first of them, for the closing summary. passes is the count
+// of each kind the passes over the whole crawl wrote (every page_check = 0 row of the crawl, as
+// ReplaceFindings leaves them): the counts come from one reading of findings_kind, which holds the kind,
+// less those, so no row is read but the first of each kind.
+func (s *Store) EachPageFindingKind(ctx context.Context, passes map[string]int, fn func(kind string, n int, first FindingRecord)) error {
+	type count struct {
+		kind string
+		n    int
+	}
+	var counts []count // a few dozen kinds
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM findings INDEXED BY findings_kind WHERE crawl_id = ? GROUP BY kind`, s.CrawlID)
 	if err != nil {
 		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f FindingRecord
-		var n int
-		if err := rows.Scan(&f.Kind, &n, &f.URL, &f.Detail); err != nil {
+		var c count
+		if err := rows.Scan(&c.kind, &c.n); err != nil {
 			return err
 		}
-		fn(f.Kind, n, f)
+		if c.n -= passes[c.kind]; c.n > 0 {
+			counts = append(counts, c)
+		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+	}
+	rows.Close()
+	for _, c := range counts {
+		f := FindingRecord{Kind: c.kind}
+		err := s.db.QueryRowContext(ctx, `SELECT url, detail FROM findings INDEXED BY findings_kind
+			WHERE crawl_id = ? AND kind = ? AND page_check = 1 ORDER BY id LIMIT 1`, s.CrawlID, c.kind).Scan(&f.URL, &f.Detail)
+		if err != nil {
+			return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+		}
+		fn(c.kind, c.n, f)
+	}
+	return nil
 }
