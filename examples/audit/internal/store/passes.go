@@ -85,9 +85,12 @@ type PassQuery string
 // docsCreate materialises the crawl's documents once for the content checks (temp.audit_docs, dropped
 // with the transaction's end): parsed pages that answered 200, named by their own URL (u, where the
 // redirects ended); a URL that redirected to a page crawled in its own right is left out, and of several
-// URLs ending at one uncrawled document the first (by depth, url) stands for it.
+// URLs ending at one uncrawled document the first (by depth, url) stands for it. Whether each is
+// indexable (audit_indexable: not canonicalised elsewhere, not noindex) is decided here once, not by
+// every query that reads the indexable ones.
 const docsCreate = `CREATE TEMP TABLE audit_docs AS SELECT * FROM (
 	SELECT p.rowid AS rid, p.*, COALESCE(NULLIF(p.final_url, ''), p.url) AS u,
+		audit_elsewhere(p.canonical, COALESCE(NULLIF(p.final_url, ''), p.url)) = 0 AND audit_noindex(p.meta_robots, p.x_robots_tag) = 0 AS audit_indexable,
 		ROW_NUMBER() OVER (PARTITION BY COALESCE(NULLIF(p.final_url, ''), p.url) ORDER BY p.depth, p.url) AS k
 	FROM pages p
 	WHERE p.crawl_id = ?1 AND p.title IS NOT NULL AND p.status = 200
@@ -100,7 +103,7 @@ const docsCreate = `CREATE TEMP TABLE audit_docs AS SELECT * FROM (
 const contentCTE = `docs AS (
 	SELECT * FROM temp.audit_docs WHERE ?1 = ?1
 ), indexable AS (
-	SELECT * FROM docs WHERE audit_elsewhere(canonical, u) = 0 AND audit_noindex(meta_robots, x_robots_tag) = 0
+	SELECT * FROM docs WHERE audit_indexable
 )`
 
 // pageColumns are the columns ScanPage reads, of a pages row aliased p (NULL-safe: p may be the
