@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -84,7 +85,7 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 		var err error
 		if sum, err = e.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
-		} else if err := e.st.EachPageFindingKind(ctx, sum.Add); err != nil {
+		} else if err := e.st.EachPageFindingKind(ctx, sum.Counts, sum.Add); err != nil {
 			// the summary counts the pages' own findings too, written with them during the crawl
 			werr = errors.Join(werr, err)
 		}
@@ -153,7 +154,7 @@ func (e *Ending) crawlEnd(outcome string) store.CrawlEnd {
 // the crawl (findings.Run), which read the database and write the findings and link scores.
 func (e *Ending) findings(ctx context.Context) (findings.Summary, error) {
 	st := e.st
-	pages, err := st.LoadPages(ctx)
+	pages, err := chainPages(ctx, st)
 	if err != nil {
 		return findings.Summary{}, err
 	}
@@ -173,6 +174,34 @@ func (e *Ending) findings(ctx context.Context) (findings.Summary, error) {
 		x.SlowedBy = ev.URL
 	}
 	return findings.Run(ctx, st, x)
+}
+
+// chainPages reads the rows completeChains needs, in LoadPages' order: the rows that stopped at a
+// redirect to a target the crawl had, the rows of those targets, and the redirecting rows whose chains
+// passed one of them; none when no row stopped so (the usual case). The other rows cannot change the
+// result, and reading every row would hold the whole crawl in memory.
+func chainPages(ctx context.Context, st *store.Store) ([]*store.PageRecord, error) {
+	redirected, err := st.LoadPagesWhere(ctx, `redirect_count > 0 AND blocked_by_robots = 0 AND COALESCE(error, '') = ''
+		AND status IN (301, 302, 303, 307, 308)`)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, p := range redirected {
+		if stoppedAtDuplicate(p) {
+			targets = append(targets, p.FinalURL)
+		}
+	}
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(targets)
+	if err != nil {
+		return nil, err
+	}
+	const in = `IN (SELECT value FROM json_each(?2))`
+	return st.LoadPagesWhere(ctx, `url `+in+` OR (redirect_count > 0 AND (audit_norm(final_url) `+in+`
+		OR EXISTS (SELECT 1 FROM json_each(redirects) h WHERE audit_norm(json_extract(h.value, '$.url')) `+in+`)))`, string(list))
 }
 
 // printSummary writes the closing table to w: the crawl's totals, the slowdown, a count and an example

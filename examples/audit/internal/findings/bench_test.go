@@ -2,20 +2,24 @@ package findings
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/politecrawl/polite/examples/audit/internal/store"
 )
 
-// BenchmarkPasses runs the passes over a generated crawl in the database (genShop: 60 links a page) at
-// two sizes: the link score pass (numbering, Load+Rank, writing every page's score), the near-duplicate
+// BenchmarkPasses runs the passes over a generated crawl in the database (genShop: 60 links a page) of
+// 10,000 pages, or of each size of AUDIT_BENCH_PAGES (comma-separated, e.g. 100000,1000000: not in CI): the link score pass (numbering, Load+Rank, writing every page's score), the near-duplicate
 // pass (fingerprints streamed, groups written) and the whole analysis. load+rank-ms is the link score's
 // Load and Rank from the database; peak-heap-MB the most heap the pass held above what was live before.
 //
-//	go test -run '^$' -bench Passes -benchtime 1x -benchmem ./examples/audit/internal/findings/
+//	go test -run '^$' -bench 'Passes$' -benchtime 1x -benchmem ./examples/audit/internal/findings/
+//	AUDIT_BENCH_PAGES=100000 go test -run '^$' -bench 'Passes$' -benchtime 1x -timeout 60m ./examples/audit/internal/findings/
 func BenchmarkPasses(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range benchSizes(b) {
 		b.Run(fmt.Sprintf("pages=%d", n), func(b *testing.B) {
 			st := newCrawl(b)
 			genShop(b, st, n, 60)
@@ -58,4 +62,21 @@ func BenchmarkPasses(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchSizes are the pages of the generated crawls: 10,000, or AUDIT_BENCH_PAGES (comma-separated).
+func benchSizes(b *testing.B) []int {
+	env := os.Getenv("AUDIT_BENCH_PAGES")
+	if env == "" {
+		return []int{10_000}
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 {
+			b.Fatalf("AUDIT_BENCH_PAGES=%q: want page counts of 100 and more", env)
+		}
+		out = append(out, n)
+	}
+	return out
 }

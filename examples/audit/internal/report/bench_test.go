@@ -132,3 +132,33 @@ func BenchmarkGenerated(b *testing.B) {
 		})
 	}
 }
+
+// TestGenerateDB writes generated crawls into the database AUDIT_GEN_DB (which must not exist) for
+// measuring the built binary and the passes on it (findings' BenchmarkPassesFile): AUDIT_GEN_PAGES pages
+// (default 100,000) in one crawl, or two with AUDIT_GEN_CRAWLS=2 (the second as BenchmarkGenerated's).
+// Skipped without AUDIT_GEN_DB.
+//
+//	AUDIT_GEN_DB=/tmp/gen.db AUDIT_GEN_PAGES=1000000 go test -run TestGenerateDB -timeout 60m ./examples/audit/internal/report
+func TestGenerateDB(t *testing.T) {
+	path := os.Getenv("AUDIT_GEN_DB")
+	if path == "" {
+		t.Skip("AUDIT_GEN_DB names no database to write")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("AUDIT_GEN_DB=%s exists", path)
+	}
+	n := 100_000
+	if env := os.Getenv("AUDIT_GEN_PAGES"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n < 100 {
+			t.Fatalf("AUDIT_GEN_PAGES=%q: want a page count of 100 and more", env)
+		}
+	}
+	t0 := time.Now()
+	newGenDB(t, path, "")
+	genCrawl(t, path, genSite{N: n})
+	if os.Getenv("AUDIT_GEN_CRAWLS") == "2" {
+		genCrawl(t, path, genSite{First: n / 20, N: n, Retitled: true})
+	}
+	t.Logf("generated %d pages a crawl in %s: %.0f MB", n, time.Since(t0).Round(time.Second), float64(fileSize(t, path))/1e6)
+}

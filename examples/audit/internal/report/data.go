@@ -26,6 +26,11 @@ type reportData struct {
 	db        *sql.DB
 	cols      columns
 	Generated time.Time
+	// inlinks are the inlinks of the much-linked URLs the report's tables showed so far (inlinksOf): such
+	// a URL is in many kinds' lists (the home page in every page check's), and reading it costs in
+	// proportion to its referrers, so it is read once. At most one URL per inlinksCacheMin links.
+	inlinks map[string]store.Inlinks
+	urlsMax int64 // the highest urls.id, read once (0: not yet)
 }
 
 // columns says which columns added by later versions the database has: a read-only open of a database
@@ -561,14 +566,19 @@ type inlinked struct {
 // topInlinks is the n internal URLs with the most distinct pages linking to them (links to themselves
 // left out), by SQL's grouping: no map of every target in memory. Over a links table, one scan of the
 // table into SQLite's sorter is 2-3 times faster than walking the (crawl_id, to_url) index, which reads
-// the table's row of every link in the index's order (measured at 20,000 pages); on the interned layout
-// the same one reading of the crawl's link_rows by primary key, grouped by target id, each counted
-// target's URL looked up once.
+// the table's row of every link in the index's order (measured at 20,000 pages). On the interned layout,
+// one reading of the crawl's entries of link_rows_to (to_id, crawl_id, then the key's from_id), which
+// hold every column the count needs, grouped as read: no sort, no link row read, except the first of
+// each target, whose flag says whether the target is external (a target's links are all external or all
+// internal: external is whether the crawl's scope holds the URL); each counted target's URL is looked up
+// once.
 func (d *reportData) topInlinks(n int) ([]inlinked, error) {
 	var out []inlinked
-	q := `SELECT u.url, r.n FROM (SELECT to_id, COUNT(DISTINCT from_id) AS n FROM link_rows INDEXED BY sqlite_autoindex_link_rows_1
-		WHERE crawl_id = ?1 AND flags & 1 = 0 AND from_id <> to_id GROUP BY to_id) r JOIN urls u ON u.id = r.to_id
+	q := `SELECT u.url, r.n FROM (SELECT to_id, COUNT(DISTINCT from_id) AS n FROM link_rows INDEXED BY link_rows_to
+		WHERE crawl_id = ?1 AND from_id <> to_id GROUP BY to_id) r JOIN urls u ON u.id = r.to_id
+		WHERE (SELECT flags & 1 FROM link_rows INDEXED BY link_rows_to WHERE to_id = r.to_id AND crawl_id = ?1 LIMIT 1) = 0
 		ORDER BY r.n DESC, u.url LIMIT ?2`
+	q = d.byTarget(q)
 	if d.cols.LinksTable {
 		q = `SELECT to_url, COUNT(DISTINCT from_url) AS n FROM links NOT INDEXED
 		WHERE crawl_id = ?1 AND external = 0 AND from_url <> to_url GROUP BY to_url ORDER BY n DESC, to_url LIMIT ?2`
@@ -588,29 +598,111 @@ func (d *reportData) topInlinks(n int) ([]inlinked, error) {
 // inlinksShown is how many referrers the report names next to a URL; the links table has them all.
 const inlinksShown = 3
 
-// inlinkPairs is the query of the distinct (to_url, from_url) pairs of the internal links to the URLs of
-// list (placeholders after the crawl's id), links to themselves left out: on the interned layout by
-// link_rows_to whatever the statistics (without them SQLite's planner would read the crawl's every link
-// for each batch).
-func (d *reportData) inlinkPairs(list string) string {
-	if d.cols.LinksTable {
-		return `SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ? AND to_url IN (` + list + `) AND from_url <> to_url`
-	}
-	return `SELECT DISTINCT t.url AS to_url, f.url AS from_url FROM urls t
-		JOIN link_rows l ` + d.cols.ByTarget + ` ON l.to_id = t.id AND l.crawl_id = ? JOIN urls f ON f.id = l.from_id
-		WHERE t.url IN (` + list + `) AND l.from_id <> l.to_id`
-}
+// inlinksCacheMin is the referrers from which a URL's inlinks are kept for the rest of the report.
+const inlinksCacheMin = 1000
 
 // inlinksOf is how many distinct pages link to each of urls (itself left out) and the first few by URL,
-// for the URLs one table shows: one query per batch of them, whose window functions keep only the
-// first few referrers of each.
+// for the URLs one table shows. On the interned layout each URL is read by its id, through
+// link_rows_to (inlinksOfURL), a much-linked one once per report (d.inlinks).
 func (d *reportData) inlinksOf(urls []string) (map[string]store.Inlinks, error) {
+	if d.cols.LinksTable {
+		return d.inlinksOfTable(urls)
+	}
+	if d.inlinks == nil {
+		d.inlinks = map[string]store.Inlinks{}
+	}
+	out := make(map[string]store.Inlinks, len(urls))
+	for _, u := range urls {
+		in, ok := d.inlinks[u]
+		if !ok {
+			var err error
+			if in, err = d.inlinksOfURL(u); err != nil {
+				return nil, err
+			}
+			if in.N >= inlinksCacheMin {
+				d.inlinks[u] = in
+			}
+		}
+		if in.N > 0 {
+			out[u] = in
+		}
+	}
+	return out, nil
+}
+
+// The queries of inlinksOfURL, by the target's urls.id (?1) and the crawl (?2), all through link_rows_to
+// (to_id, crawl_id, then the key's from_id, seq): the count reads the target's index entries only
+// (grouped by from_id in the index's order), never the link rows.
+const (
+	inlinksCountQuery = `SELECT COUNT(*) FROM (SELECT from_id FROM link_rows INDEXED BY link_rows_to
+		WHERE to_id = ?1 AND crawl_id = ?2 AND from_id <> ?1 GROUP BY from_id)`
+	// inlinksFirstSorted names the first referrers by URL among all of them: for a target with few.
+	inlinksFirstSorted = `SELECT f.url FROM urls f WHERE f.id IN (
+		SELECT from_id FROM link_rows INDEXED BY link_rows_to WHERE to_id = ?1 AND crawl_id = ?2 AND from_id <> ?1
+	) ORDER BY f.url LIMIT ?3`
+	// inlinksFirstWalk walks the file's URLs in order and stops at the first ?3 that link to the target:
+	// for a target most pages link to (the home page, a menu's), found after a few probes of the index
+	// where sorting every referrer's URL would read them all.
+	inlinksFirstWalk = `SELECT f.url FROM urls f INDEXED BY sqlite_autoindex_urls_1 WHERE f.id <> ?1 AND EXISTS (
+		SELECT 1 FROM link_rows INDEXED BY link_rows_to WHERE to_id = ?1 AND crawl_id = ?2 AND from_id = f.id
+	) ORDER BY f.url LIMIT ?3`
+)
+
+// inlinksWalkRatio decides how inlinksOfURL finds a URL's first referrers: by a walk of the URLs in order
+// when its referrers are at least one in inlinksWalkRatio of the file's URLs (so the walk finds them
+// within about inlinksShown × inlinksWalkRatio probes), else by sorting its referrers' URLs. A variable
+// so that a test can take either way.
+var inlinksWalkRatio int64 = 1000
+
+// byTarget is q, written for a file with link_rows_to, as the file at hand reads it (cols.ByTarget): the
+// index named while it exists, no INDEXED BY clause while a crawl of the file writes without it (naming a
+// missing index is an error, where reading the crawl's links by the primary key is only slower).
+func (d *reportData) byTarget(q string) string {
+	return strings.ReplaceAll(q, "INDEXED BY link_rows_to", d.cols.ByTarget)
+}
+
+// inlinksOfURL reads one URL's inlinks.
+func (d *reportData) inlinksOfURL(u string) (store.Inlinks, error) {
+	var in store.Inlinks
+	var id int64
+	err := d.db.QueryRowContext(d.ctx, `SELECT id FROM urls WHERE url = ?`, u).Scan(&id)
+	if err == sql.ErrNoRows {
+		return in, nil
+	}
+	if err == nil {
+		err = d.db.QueryRowContext(d.ctx, d.byTarget(inlinksCountQuery), id, d.Crawl.ID).Scan(&in.N)
+	}
+	if err == nil && in.N > 0 && d.urlsMax == 0 {
+		err = d.db.QueryRowContext(d.ctx, `SELECT COALESCE(MAX(id), 0) FROM urls`).Scan(&d.urlsMax)
+	}
+	if err != nil || in.N == 0 {
+		return in, err
+	}
+	q := inlinksFirstSorted
+	if int64(in.N)*inlinksWalkRatio >= d.urlsMax {
+		q = inlinksFirstWalk
+	}
+	q = d.byTarget(q)
+	err = eachRow(d.ctx, d.db, q, []any{id, d.Crawl.ID, inlinksShown}, func(scan func(...any) error) error {
+		var from string
+		if err := scan(&from); err != nil {
+			return err
+		}
+		in.First = append(in.First, from)
+		return nil
+	})
+	return in, err
+}
+
+// inlinksOfTable is inlinksOf on a links table (a database of an earlier version, read-only): one
+// query per batch of URLs, whose window functions keep only the first few referrers of each.
+func (d *reportData) inlinksOfTable(urls []string) (map[string]store.Inlinks, error) {
 	out := make(map[string]store.Inlinks, len(urls))
 	err := inBatches(urls, func(list string, args []any) error {
 		return eachRow(d.ctx, d.db, `SELECT to_url, from_url, n FROM (
 			SELECT to_url, from_url, ROW_NUMBER() OVER (PARTITION BY to_url ORDER BY from_url) AS rn,
 				COUNT(*) OVER (PARTITION BY to_url) AS n
-			FROM (`+d.inlinkPairs(list)+`))
+			FROM (SELECT DISTINCT to_url, from_url FROM links WHERE crawl_id = ? AND to_url IN (`+list+`) AND from_url <> to_url))
 			WHERE rn <= ? ORDER BY to_url, rn`, append(append([]any{d.Crawl.ID}, args...), inlinksShown),
 			func(scan func(...any) error) error {
 				var to, from string

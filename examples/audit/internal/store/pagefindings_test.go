@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -57,4 +58,23 @@ func findingRows(t *testing.T, db *sql.DB) []string {
 	}
 	require.NoError(t, rows.Err())
 	return out
+}
+
+// The closing summary's count of the pages' own findings: each kind's page_check rows, also of a kind the
+// passes wrote too, with the first of them.
+func TestEachPageFindingKind(t *testing.T) {
+	st, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "f.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	require.NoError(t, st.BeginCrawl(t.Context(), CrawlInfo{StartURL: "http://shop.test/", UserAgent: "x", Token: "x", Started: time.Now(), Settings: struct{}{}}))
+	require.NoError(t, st.WriteFindings(t.Context(), []FindingRecord{{URL: "http://shop.test/", Kind: "shared", Detail: "pass"}, {URL: "http://shop.test/", Kind: "pass_only", Detail: "pass"}}))
+	for _, u := range []string{"http://shop.test/", "http://shop.test/a", "http://shop.test/b"} {
+		st.Page(&PageRecord{URL: u, Source: "link", Findings: []FindingRecord{{URL: u, Kind: "page_only", Detail: "of " + u}, {URL: u, Kind: "shared", Detail: "of " + u}}})
+	}
+	require.NoError(t, st.Flush())
+	got := map[string]string{}
+	require.NoError(t, st.EachPageFindingKind(t.Context(), map[string]int{"shared": 1, "pass_only": 1}, func(kind string, n int, first FindingRecord) {
+		got[kind] = fmt.Sprintf("%d %s %s", n, first.URL, first.Detail)
+	}))
+	assert.Equal(t, map[string]string{"page_only": "3 http://shop.test/ of http://shop.test/", "shared": "3 http://shop.test/ of http://shop.test/"}, got)
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -67,14 +68,16 @@ func CanonicalElsewhere(canonical, url string) bool {
 	return c != "" && NormalizeOrSelf(c) != NormalizeOrSelf(url)
 }
 
-// refsCreate counts the distinct referrers of every internal URL in one sequential reading of the crawl's
-// link_rows by their primary key (ids, not URLs: the URL of each counted target is looked up once, after
-// the grouping; a look-up by target per page would fetch each page's links at random), for QueryPages.
-const refsCreate = `CREATE TEMP TABLE audit_refs (to_url TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-INSERT INTO audit_refs SELECT u.url, r.n FROM (
-	SELECT to_id, COUNT(DISTINCT from_id) AS n FROM link_rows INDEXED BY sqlite_autoindex_link_rows_1
-	WHERE crawl_id = ?1 AND flags & 1 = 0 AND from_id <> to_id GROUP BY to_id
-) r JOIN urls u ON u.id = r.to_id`
+// refsCreate counts the distinct referrers of every linked URL (links from a page to itself left out),
+// by its urls.id, for QueryPages: one reading of the crawl's entries of link_rows_to, the index by target
+// (to_id, crawl_id, then the key's from_id), which holds every column it needs, in the index's order, so
+// SQLite groups as it reads, sorts nothing and never reads a link row. External links are not told
+// apart: external is whether the crawl's scope holds the target URL, so a page row's URL (in scope, or
+// the crawl would not have queued it) is the target of internal links only, and QueryPages reads the
+// counts of page rows alone.
+const refsCreate = `CREATE TEMP TABLE audit_refs (to_id INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+INSERT INTO audit_refs SELECT to_id, COUNT(DISTINCT from_id) FROM link_rows INDEXED BY link_rows_to
+	WHERE crawl_id = ?1 AND from_id <> to_id GROUP BY to_id`
 
 // PassQuery is one of the named queries of the passes.
 type PassQuery string
@@ -82,9 +85,12 @@ type PassQuery string
 // docsCreate materialises the crawl's documents once for the content checks (temp.audit_docs, dropped
 // with the transaction's end): parsed pages that answered 200, named by their own URL (u, where the
 // redirects ended); a URL that redirected to a page crawled in its own right is left out, and of several
-// URLs ending at one uncrawled document the first (by depth, url) stands for it.
+// URLs ending at one uncrawled document the first (by depth, url) stands for it. Whether each is
+// indexable (audit_indexable: not canonicalised elsewhere, not noindex) is decided here once, not by
+// every query that reads the indexable ones.
 const docsCreate = `CREATE TEMP TABLE audit_docs AS SELECT * FROM (
 	SELECT p.rowid AS rid, p.*, COALESCE(NULLIF(p.final_url, ''), p.url) AS u,
+		audit_elsewhere(p.canonical, COALESCE(NULLIF(p.final_url, ''), p.url)) = 0 AND audit_noindex(p.meta_robots, p.x_robots_tag) = 0 AS audit_indexable,
 		ROW_NUMBER() OVER (PARTITION BY COALESCE(NULLIF(p.final_url, ''), p.url) ORDER BY p.depth, p.url) AS k
 	FROM pages p
 	WHERE p.crawl_id = ?1 AND p.title IS NOT NULL AND p.status = 200
@@ -97,7 +103,7 @@ const docsCreate = `CREATE TEMP TABLE audit_docs AS SELECT * FROM (
 const contentCTE = `docs AS (
 	SELECT * FROM temp.audit_docs WHERE ?1 = ?1
 ), indexable AS (
-	SELECT * FROM docs WHERE audit_elsewhere(canonical, u) = 0 AND audit_noindex(meta_robots, x_robots_tag) = 0
+	SELECT * FROM docs WHERE audit_indexable
 )`
 
 // pageColumns are the columns ScanPage reads, of a pages row aliased p (NULL-safe: p may be the
@@ -132,9 +138,9 @@ const RefsListed = 10
 // The named queries.
 var (
 	// QueryPages: every page row in (depth, url) order, with how many distinct pages link to it (links
-	// from a page to itself left out; temp.audit_refs, RefsCreate) and whether a sitemap lists it.
+	// from a page to itself left out; temp.audit_refs, refsCreate) and whether a sitemap lists it.
 	// Columns: refs, in_sitemap, then pageColumns.
-	QueryPages = PassQuery(`SELECT COALESCE((SELECT n FROM temp.audit_refs r WHERE r.to_url = p.url), 0),
+	QueryPages = PassQuery(`SELECT COALESCE((SELECT r.n FROM urls u JOIN temp.audit_refs r ON r.to_id = u.id WHERE u.url = p.url), 0),
 		EXISTS (SELECT 1 FROM sitemap_urls s WHERE s.crawl_id = p.crawl_id AND s.url = p.url), ` + pageColumns + `
 	FROM pages p WHERE p.crawl_id = ?1 ORDER BY p.depth, p.url`)
 	// QueryReferrers: the first RefsListed distinct pages (by URL) linking to URL ?2. Column: from_url.
@@ -219,32 +225,33 @@ var (
 		COALESCE(bytes,0), COALESCE(error,'') FROM requests WHERE crawl_id = ?1 ORDER BY rowid`)
 
 	// The link score pass: linkIDs numbers the crawl's pages 0..n-1 (by URL) in a temporary table;
-	// QueryLinkIDs counts them; QueryGraphLinks streams the internal links between crawled pages as
-	// (from, to, nofollow) ids; QueryGraphRedirects each redirecting page and where its chain ended, as
-	// ids; QueryScoreRows each page's id and rowid, for writing the scores.
-	linkIDsCreate = `CREATE TEMP TABLE audit_ids (url TEXT PRIMARY KEY, id INTEGER NOT NULL, rid INTEGER NOT NULL) WITHOUT ROWID`
-	linkIDsFill   = `INSERT INTO audit_ids SELECT url, ROW_NUMBER() OVER (ORDER BY url) - 1, rowid FROM pages WHERE crawl_id = ?1`
-	// linkUIDsFill maps the pages' urls.id to their numbers (pages without links have no urls row), and
-	// linkOutCreate keeps each page's followed internal links as numbers, one row per page (joined by
-	// commas), so the two readings of Load read n rows, not one per link: link_rows in primary key order,
-	// grouped as read, each end found by integer key.
+	// QueryLinkIDs counts them; QueryGraphLinks streams each page's followed links as urls ids;
+	// QueryGraphRedirects each redirecting page and where its chain ended, as page numbers;
+	// updateScores writes the scores.
+	linkIDsCreate = `CREATE TEMP TABLE audit_ids (id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, rid INTEGER NOT NULL)`
+	linkIDsFill   = `INSERT INTO audit_ids SELECT ROW_NUMBER() OVER (ORDER BY url) - 1, url, rowid FROM pages WHERE crawl_id = ?1`
+	// linkUIDsFill maps the pages' urls.id to their numbers (pages without links have no urls row);
+	// QueryLinkUIDs reads the map, for the link stream's ends.
 	linkUIDsCreate = `CREATE TEMP TABLE audit_uids (uid INTEGER PRIMARY KEY, id INTEGER NOT NULL)`
 	linkUIDsFill   = `INSERT INTO audit_uids SELECT u.id, a.id FROM audit_ids a JOIN urls u ON u.url = a.url WHERE ?1 = ?1`
-	linkOutCreate  = `CREATE TEMP TABLE audit_out AS SELECT f.id AS s, group_concat(t.id) AS ds FROM link_rows l
-	JOIN audit_uids f ON f.uid = l.from_id JOIN audit_uids t ON t.uid = l.to_id
-	WHERE l.crawl_id = ?1 AND l.flags & 3 = 0 GROUP BY l.from_id`
-	linkIDsDrop  = `DROP TABLE IF EXISTS temp.audit_ids; DROP TABLE IF EXISTS temp.audit_uids`
-	linkOutDrop  = `DROP TABLE IF EXISTS temp.audit_out`
-	QueryLinkIDs = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
-	// QueryGraphLinks columns: from id, the ids it links to (followed links only) joined by commas.
-	QueryGraphLinks = PassQuery(`SELECT s, ds FROM audit_out WHERE ?1 = ?1`)
+	linkIDsDrop    = `DROP TABLE IF EXISTS temp.audit_ids; DROP TABLE IF EXISTS temp.audit_uids`
+	QueryLinkIDs   = PassQuery(`SELECT COUNT(*) FROM audit_ids WHERE ?1 = ?1`)
+	// QueryLinkUIDs columns: urls.id, page number.
+	QueryLinkUIDs = PassQuery(`SELECT uid, id FROM audit_uids WHERE ?1 = ?1`)
+	// QueryGraphLinks: each page's followed links as urls ids, one row per page (joined by commas), so a
+	// reading is n rows, not one per link: link_rows in primary key order, grouped as read, no look-up per
+	// link (the caller maps the ids to page numbers; targets that are not crawled pages are left out).
+	// Columns: from urls.id, the urls ids it links to.
+	QueryGraphLinks = PassQuery(`SELECT from_id, group_concat(to_id) FROM link_rows WHERE crawl_id = ?1 AND flags & 3 = 0 GROUP BY from_id`)
 	// QueryGraphRedirects columns: from id, to id.
 	QueryGraphRedirects = PassQuery(`SELECT f.id, t.id FROM pages p
 	JOIN audit_ids f ON f.url = p.url JOIN audit_ids t ON t.url = audit_norm(p.final_url)
 	WHERE p.crawl_id = ?1 AND p.redirect_count > 0 AND f.id <> t.id`)
-	// QueryScoreRows columns: id, rowid.
-	QueryScoreRows = PassQuery(`SELECT id, rid FROM audit_ids WHERE ?1 = ?1 ORDER BY id`)
-	updateScore    = `UPDATE pages SET link_score = ?2 WHERE rowid = ?1`
+	// updateScores writes the scores of JSON array ?2 (the score of page id i at index i) in one
+	// statement: each page row found by its rowid, no statement per page.
+	updateScores = `UPDATE pages SET link_score = s.score FROM (
+		SELECT a.rid AS rid, j.value AS score FROM json_each(?2) j JOIN temp.audit_ids a ON a.id = j.key
+	) s WHERE pages.rowid = s.rid AND ?1 = ?1`
 )
 
 // dupQuery is the query of groups of indexable documents sharing key (an SQL expression), among those
@@ -366,17 +373,17 @@ func (p *Pass) One(q PassQuery, dest []any, args ...any) (bool, error) {
 	return true, nil
 }
 
-// LinkIDs numbers the crawl's pages 0..n-1 for the link score pass (QueryGraphLinks, QueryGraphRedirects,
-// QueryScoreRows read the numbers) and returns n and a function that drops the numbering.
+// LinkIDs numbers the crawl's pages 0..n-1 for the link score pass (QueryGraphLinks, QueryGraphRedirects and
+// WriteLinkScores read the numbers) and returns n and a function that drops the numbering.
 func (p *Pass) LinkIDs() (int, func() error, error) {
 	drop := func() error {
-		_, err := p.tx.ExecContext(p.ctx, linkIDsDrop+`; `+linkOutDrop)
+		_, err := p.tx.ExecContext(p.ctx, linkIDsDrop)
 		return err
 	}
 	if err := drop(); err != nil {
 		return 0, nil, err
 	}
-	for _, q := range []string{linkIDsCreate, linkIDsFill, linkUIDsCreate, linkUIDsFill, linkOutCreate} {
+	for _, q := range []string{linkIDsCreate, linkIDsFill, linkUIDsCreate, linkUIDsFill} {
 		if _, err := p.tx.ExecContext(p.ctx, q, p.crawl); err != nil {
 			return 0, nil, fmt.Errorf("crawl %d: numbering the pages: %w", p.crawl, err)
 		}
@@ -388,43 +395,61 @@ func (p *Pass) LinkIDs() (int, func() error, error) {
 	return n, drop, nil
 }
 
-// WriteLinkScores writes score(id) into pages.link_score of every page numbered by LinkIDs.
-func (p *Pass) WriteLinkScores(score func(id uint32) int) error {
-	up, err := p.tx.PrepareContext(p.ctx, updateScore)
-	if err != nil {
-		return err
+// WriteLinkScores writes score(id) into pages.link_score of every page numbered by LinkIDs, in one
+// statement (the scores go to SQLite as one JSON array: a few bytes a page).
+func (p *Pass) WriteLinkScores(n int, score func(id uint32) int) error {
+	b := make([]byte, 0, 4*n+2)
+	b = append(b, '[')
+	for id := range n {
+		if id > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(score(uint32(id))), 10)
 	}
-	defer up.Close()
-	// Reading audit_ids while updating pages: the table read is not the one changed.
-	return p.Each(QueryScoreRows, func(scan func(...any) error) error {
-		var id, rid int64
-		if err := scan(&id, &rid); err != nil {
-			return err
-		}
-		if _, err := up.ExecContext(p.ctx, rid, score(uint32(id))); err != nil {
-			return fmt.Errorf("write the link score of page %d: %w", rid, err)
-		}
-		return nil
-	})
+	b = append(b, ']')
+	if _, err := p.tx.ExecContext(p.ctx, updateScores, p.crawl, string(b)); err != nil {
+		return fmt.Errorf("crawl %d: write the link scores: %w", p.crawl, err)
+	}
+	return nil
 }
 
 // EachPageFindingKind calls fn for each kind of the findings written with the pages during the crawl
-// (page_check = 1), with their count and the first of them, for the closing summary.
-func (s *Store) EachPageFindingKind(ctx context.Context, fn func(kind string, n int, first FindingRecord)) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT f.kind, c.n, f.url, f.detail FROM (
-		SELECT kind, COUNT(*) AS n, MIN(id) AS first FROM findings WHERE crawl_id = ? AND page_check = 1 GROUP BY kind
-	) c JOIN findings f ON f.id = c.first`, s.CrawlID)
+// (page_check = 1), with their count and the first of them, for the closing summary. passes is the count
+// of each kind the passes over the whole crawl wrote (every page_check = 0 row of the crawl, as
+// ReplaceFindings leaves them): the counts come from one reading of findings_kind, which holds the kind,
+// less those, so no row is read but the first of each kind.
+func (s *Store) EachPageFindingKind(ctx context.Context, passes map[string]int, fn func(kind string, n int, first FindingRecord)) error {
+	type count struct {
+		kind string
+		n    int
+	}
+	var counts []count // a few dozen kinds
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM findings INDEXED BY findings_kind WHERE crawl_id = ? GROUP BY kind`, s.CrawlID)
 	if err != nil {
 		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var f FindingRecord
-		var n int
-		if err := rows.Scan(&f.Kind, &n, &f.URL, &f.Detail); err != nil {
+		var c count
+		if err := rows.Scan(&c.kind, &c.n); err != nil {
 			return err
 		}
-		fn(f.Kind, n, f)
+		if c.n -= passes[c.kind]; c.n > 0 {
+			counts = append(counts, c)
+		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+	}
+	rows.Close()
+	for _, c := range counts {
+		f := FindingRecord{Kind: c.kind}
+		err := s.db.QueryRowContext(ctx, `SELECT url, detail FROM findings INDEXED BY findings_kind
+			WHERE crawl_id = ? AND kind = ? AND page_check = 1 ORDER BY id LIMIT 1`, s.CrawlID, c.kind).Scan(&f.URL, &f.Detail)
+		if err != nil {
+			return fmt.Errorf("findings of crawl %d: %w", s.CrawlID, err)
+		}
+		fn(c.kind, c.n, f)
+	}
+	return nil
 }

@@ -950,12 +950,21 @@ func (s *Store) FinishCrawl(ctx context.Context, e CrawlEnd) error {
 
 // LoadPages reads the crawl's pages back for the analysis.
 func (s *Store) LoadPages(ctx context.Context) ([]*PageRecord, error) {
+	return s.LoadPagesWhere(ctx, "")
+}
+
+// LoadPagesWhere reads the crawl's pages rows for which cond holds (an SQL condition over the pages
+// columns, with args after the crawl's id; "" for all), in LoadPages' order.
+func (s *Store) LoadPagesWhere(ctx context.Context, cond string, args ...any) ([]*PageRecord, error) {
+	if cond != "" {
+		cond = " AND (" + cond + ")"
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT url, COALESCE(final_url,''), COALESCE(status,0), COALESCE(redirects,''), depth,
 		COALESCE(found_on,''), source, COALESCE(content_type,''), title IS NOT NULL, COALESCE(title,''), COALESCE(title_count,0),
 		COALESCE(meta_description,''), COALESCE(description_count,0), COALESCE(canonical,''), COALESCE(meta_robots,''),
 		COALESCE(x_robots_tag,''), COALESCE(h1_count,0), COALESCE(word_count,0), wordpress, COALESCE(wordpress_hint,''), blocked_by_robots,
 		COALESCE(robots_rule,''), COALESCE(error,''), COALESCE(error_kind,'')
-		FROM pages WHERE crawl_id = ? ORDER BY depth, url`, s.CrawlID)
+		FROM pages WHERE crawl_id = ?`+cond+` ORDER BY depth, url`, append([]any{s.CrawlID}, args...)...)
 	if err != nil {
 		return nil, err
 	}
