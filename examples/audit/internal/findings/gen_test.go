@@ -65,4 +65,5 @@ func genShop(tb testing.TB, st *store.Store, n, perPage int) {
 			0, j % 17 = 16, 'Related product', 'a' FROM i, j`, st.CrawlID, n, perPage)
 	require.NoError(tb, err)
 	require.NoError(tb, tx.Commit())
+	require.NoError(tb, st.Flush()) // as a crawl's end does: the writer stops and builds link_rows_to
 }
