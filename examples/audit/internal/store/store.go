@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS crawls (
 	robots_token  TEXT NOT NULL,          -- robots.txt product tokens in order of preference, comma-separated
 	started_at    TEXT NOT NULL,
 	finished_at   TEXT,
-	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve
+	settings      TEXT NOT NULL,          -- JSON: max_pages, max_depth, concurrency, gap, timeout, resolve, demo, render, fingerprint
 	outcome       TEXT NOT NULL,          -- running | finished | interrupted | off_limits | refused | failed
 	message       TEXT,                   -- why it stopped, when it did not finish
 	pages         INTEGER,                -- page rows written (fetched + blocked)
