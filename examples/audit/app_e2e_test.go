@@ -9,10 +9,12 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +33,7 @@ func TestBuiltBinaryApp(t *testing.T) {
 		t.Skip("builds the program")
 	}
 	dir := t.TempDir()
-	bin := buildAudit(t, dir)
+	bin := buildAudit(t)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -157,14 +159,32 @@ func get(t *testing.T, c *http.Client, u string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// buildAudit builds the program into dir, as a user does.
-func buildAudit(t *testing.T, dir string) string {
+// builtAudit is the program as a user builds it (go build, no race detector, no test hooks), built once
+// per test binary into the shared runs' directory (removed by TestMain). Tests only run it.
+var builtAudit struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// buildAudit returns the built program, building it the first time.
+func buildAudit(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(dir, "audit")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	builtAudit.once.Do(func() {
+		dir, err := os.MkdirTemp(sharedDir(t), "bin-")
+		if err != nil {
+			builtAudit.err = err
+			return
+		}
+		bin := filepath.Join(dir, "audit")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			builtAudit.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		builtAudit.bin = bin
+	})
+	require.NoError(t, builtAudit.err)
+	return builtAudit.bin
 }
 
 // appProcess is a running `audit app -no-browser` of the built binary, and a client holding its cookie.
@@ -226,7 +246,7 @@ func TestBuiltBinaryAppKilledCrawlResumes(t *testing.T) {
 		t.Skip("builds the program")
 	}
 	dir := t.TempDir()
-	bin := buildAudit(t, dir)
+	bin := buildAudit(t)
 	const n = 30
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {

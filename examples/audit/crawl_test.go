@@ -458,7 +458,7 @@ func TestInterruptKeepsWhatWasCrawled(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+	r := demoCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	k := r.kinds(t)
 	for _, kind := range []string{findings.KindBrokenLink, findings.KindRedirectChain, findings.KindTitleMissing, findings.KindDescDuplicate, findings.KindLinkToBlocked,
@@ -635,12 +635,13 @@ func TestResolveWithoutTwinIsNoted(t *testing.T) {
 }
 
 // The README's first command must work behind a corporate proxy too: the demo shop is on loopback under a
-// .test name, which no proxy can reach, so the demo never asks one.
+// .test name, which no proxy can reach, so the demo never asks one. The shared demo crawl runs with
+// demoProxyEnv (a proxy refusing every connection), so every test of the demo shows it too.
 func TestDemoIgnoresProxyEnvironment(t *testing.T) {
-	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
-	t.Setenv("http_proxy", "http://127.0.0.1:1")
-	t.Setenv("NO_PROXY", "")
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+	require.Equal(t, "http://127.0.0.1:1", demoProxyEnv["HTTP_PROXY"])
+	require.Equal(t, "http://127.0.0.1:1", demoProxyEnv["http_proxy"])
+	require.Empty(t, demoProxyEnv["NO_PROXY"])
+	r := demoCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, 13, r.int(t, `SELECT COUNT(*) FROM pages WHERE blocked_by_robots = 0 AND url NOT LIKE '%/lab/%' AND url NOT LIKE '%/site-checks/%'`), "the shop's own pages")
 }

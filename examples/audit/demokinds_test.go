@@ -44,8 +44,7 @@ func allKinds() []string {
 // table but the documented exceptions, each on the check page or shop page made for it; the exceptions
 // are kinds of the table that the demo does not show.
 func TestDemoFindsEveryKind(t *testing.T) {
-	requireBrowser(t)
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-concurrency", "8", "-render", "5")
+	r := demoRenderCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	found := r.strs(t, `SELECT DISTINCT kind FROM findings ORDER BY 1`)
 	var want []string

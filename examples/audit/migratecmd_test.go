@@ -18,7 +18,7 @@ import (
 // it then. migrate of a file that does not exist creates none.
 func TestMigrateCommandBinary(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildAudit(t, dir)
+	bin := buildAudit(t)
 	old := filepath.Join(dir, "old.db")
 	schema, err := os.ReadFile("internal/store/testdata/layout1.sql")
 	require.NoError(t, err)

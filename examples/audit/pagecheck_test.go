@@ -34,7 +34,7 @@ func pageFindings(t *testing.T, r *result, origin string) []string {
 // The demo crawl finds each kind of a page's own response on its check page, nothing on the clean page,
 // and on the shop's own pages only what they show on purpose.
 func TestDemoLabPageKinds(t *testing.T) {
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-concurrency", "8")
+	r := demoCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	got := slices.DeleteFunc(pageFindings(t, r, "http://cove-shop.test"), func(s string) bool {
 		// A loaded test machine may answer any page slowly: slow_ttfb is asserted on its own page.

@@ -25,11 +25,7 @@ func TestBuiltBinaryNeverFetchesReescapedDisallowedURLs(t *testing.T) {
 		t.Skip("builds the program")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "audit")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAudit(t)
 
 	site := testsite.New(t)
 	site.Robots("User-agent: *\nDisallow: /my%20page%20(draft)\nDisallow: /café(1)\nDisallow: /a(b c\nDisallow: /it's here\nDisallow: /q*(x)\n")

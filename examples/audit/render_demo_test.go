@@ -10,8 +10,7 @@ import (
 
 // `audit -demo -render 5` shows every finding of the rendered pass, each on the demo page built for it.
 func TestDemoRender(t *testing.T) {
-	requireBrowser(t)
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-render", "5")
+	r := demoRenderCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	assert.Equal(t, []string{
 		"links_only_after_render /",

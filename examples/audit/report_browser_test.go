@@ -237,7 +237,7 @@ func TestReportInBrowser(t *testing.T) {
 		defer func(k int) { report.KindRowsMax = k }(report.KindRowsMax)
 		report.KindRowsMax = report.TableRowsMax // a kind's list long enough to page
 		db := filepath.Join(t.TempDir(), "big.db")
-		generatedCrawl(t, db, 300)
+		generatedCrawlCopy(t, db, 300)
 		out := filepath.Join(t.TempDir(), "big.html")
 		var so, se bytes.Buffer
 		require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", out}, &so, &se, crawl.Env{}), se.String())
@@ -268,7 +268,7 @@ func TestReportInBrowser(t *testing.T) {
 	})
 
 	t.Run("demo report screenshot", func(t *testing.T) {
-		demo := audit(t, crawl.Env{}, "-demo", "-gap", "0")
+		demo := demoCrawl(t)
 		require.Equal(t, crawl.ExitOK, demo.code, demo)
 		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1280, Height: 1500, DeviceScaleFactor: 1})
 		require.NoError(t, err)

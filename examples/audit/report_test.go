@@ -429,10 +429,12 @@ func TestReportCommand(t *testing.T) {
 // how many more the CSV export has.
 func TestReportPagesLongTables(t *testing.T) {
 	defer func(n, k int) { report.TableRowsMax, report.KindRowsMax = n, k }(report.TableRowsMax, report.KindRowsMax)
-	report.TableRowsMax = 4 * report.TablePageSize
+	// Three pages of rows (the first and two templates), and the shared 300-page crawl's ~195 pages
+	// without a description more than that.
+	report.TableRowsMax = 3 * report.TablePageSize
 	report.KindRowsMax = report.TableRowsMax // a kind's list pages as the other tables do
 	db := filepath.Join(t.TempDir(), "big.db")
-	generatedCrawl(t, db, 600)
+	generatedCrawlCopy(t, db, 300)
 	var out, errb bytes.Buffer
 	path := filepath.Join(t.TempDir(), "r.html")
 	require.Equal(t, crawl.ExitOK, runEnv(t.Context(), []string{"report", "-db", db, "-o", path}, &out, &errb, crawl.Env{}), errb.String())
@@ -475,7 +477,7 @@ func TestReportSizeIsBounded(t *testing.T) {
 	defer func(k int) { report.KindRowsMax = k }(report.KindRowsMax)
 	report.KindRowsMax = report.TableRowsMax // the byte budget, not the per-kind cap, bounds the file here
 	db := filepath.Join(t.TempDir(), "big.db")
-	generatedCrawl(t, db, 600)
+	generatedCrawlCopy(t, db, 300)
 	size := func(budget int) (int, *html.Node) {
 		defer func(n int) { report.TableBytes = n }(report.TableBytes)
 		report.TableBytes = budget

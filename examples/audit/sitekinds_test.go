@@ -15,7 +15,7 @@ import (
 // The demo crawl finds each kind of the passes over the whole crawl on its check page, none of them on
 // the site kinds' clean page, and writes a link score into every page row.
 func TestDemoLabSiteKinds(t *testing.T) {
-	r := audit(t, crawl.Env{}, "-demo", "-gap", "0", "-concurrency", "8")
+	r := demoCrawl(t)
 	require.Equal(t, crawl.ExitOK, r.code, r)
 	byPage := map[string][]string{}
 	for _, s := range r.strs(t, `SELECT kind || ' ' || REPLACE(url, 'http://cove-shop.test', '') FROM findings WHERE page_check = 0 ORDER BY 1`) {

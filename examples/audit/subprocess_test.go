@@ -16,6 +16,7 @@ func TestMain(m *testing.M) {
 		main() // exits
 	}
 	code := m.Run()
+	removeSharedCrawls()
 	if benchCrawls.dir != "" {
 		os.RemoveAll(benchCrawls.dir) // the crawls the report benchmarks cached
 	}

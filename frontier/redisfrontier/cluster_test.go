@@ -68,6 +68,7 @@ func TestClusterShards(t *testing.T) {
 // up yet (just created, the nodes still agreeing: CLUSTERDOWN) waits for
 // it within Outage instead of failing.
 func TestNewWaitsForTheCluster(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{Cluster: true})
 	node := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer node.Close()

@@ -32,6 +32,7 @@ import (
 // over to it. Without the fence the third request would be admitted at
 // once, right after the second.
 func TestFenceAfterMasterChange(t *testing.T) {
+	t.Parallel()
 	master := redistest.Start(t, redistest.Options{})
 	replica := redistest.Start(t, redistest.Options{})
 	ctx := shortCtx(t, 30*time.Second)
@@ -229,7 +230,7 @@ func shardSlot(t *testing.T, c *redistest.Cluster, f *redisfrontier.Frontier, i 
 // and are retried; the crawl finishes with every page fetched once and
 // every site's gap and in-flight limit kept at the site.
 func TestClusterFailover(t *testing.T) {
-	redis.SetLogger(quietLogger{}) // go-redis logs every refused dial to the dead master
+	t.Parallel() // waits on the cluster's failover most of the time (see TestMain for the others)
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
 	var killedAt time.Time
 	pause, st := clusterCrawl(t, c, func(ctx context.Context, f *redisfrontier.Frontier) {
@@ -254,7 +255,7 @@ func TestClusterFailover(t *testing.T) {
 // replica. Scripts find no state there; that is the cluster converging,
 // not the state lost: the workers ask again and the crawl finishes.
 func TestClusterFailoverAddressTaken(t *testing.T) {
-	redis.SetLogger(quietLogger{})
+	t.Parallel()
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3, Replicas: 1, NodeTimeout: time.Second})
 	var squatter *redistest.Server
 	_, st := clusterCrawl(t, c, func(ctx context.Context, f *redisfrontier.Frontier) {
@@ -278,6 +279,7 @@ func TestClusterFailoverAddressTaken(t *testing.T) {
 // the keys, NODE), so calls meet ASK and then MOVED redirections; the
 // crawl finishes with every page once and every gap kept.
 func TestClusterResharding(t *testing.T) {
+	t.Parallel()
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 3})
 	pause, st := clusterCrawl(t, c, func(ctx context.Context, f *redisfrontier.Frontier) {
 		for _, shard := range []int{0, 1} {
@@ -298,6 +300,9 @@ func TestClusterResharding(t *testing.T) {
 	assert.Zero(t, st.Rehanded)
 }
 
+// quietLogger drops go-redis's log lines: it logs every refused dial to a
+// dead master. TestMain sets it once, before any test runs (setting it in a
+// test would race with the clients of tests running in parallel).
 type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
@@ -313,6 +318,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // without it. Refused at once, it runs again on the new master and hands
 // the item out.
 func TestScriptRefusedWhileMigratingWritesNothing(t *testing.T) {
+	t.Parallel()
 	c := redistest.StartCluster(t, redistest.ClusterOptions{Masters: 2})
 	ctx := shortCtx(t, 30*time.Second)
 	cfg := redisfrontier.DefaultConfig("mig")

@@ -21,6 +21,7 @@ import (
 // expire (not before), another worker finishes the crawl, and nothing is
 // lost: every page is fetched by one worker or the other.
 func TestKilledWorkerLeasesComeBack(t *testing.T) {
+	t.Parallel()
 	srv, rdb := startRedis(t)
 	const lease = 2 * time.Second
 	lim := redisfrontier.Limits{MaxDepth: 5, InFlight: 2}

@@ -44,6 +44,11 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(workerEnv); spec != "" {
 		os.Exit(workerMain(spec))
 	}
+	// The slowest tests here wait on Redis (a cluster's failover, a lease's
+	// expiry, a restart) rather than use the CPU, and run in parallel
+	// (t.Parallel, at most GOMAXPROCS at once); each starts its own servers
+	// on free ports.
+	redis.SetLogger(quietLogger{})
 	os.Exit(m.Run())
 }
 

@@ -80,6 +80,7 @@ func TestRedisRestartWithoutPersistence(t *testing.T) {
 // survives a restart; the workers wait through the outage, resume and
 // finish the crawl, every page fetched once.
 func TestRedisRestartWithPersistence(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{AppendOnly: true})
 	procs, sites := restartMidCrawl(t, srv)
 	for i, p := range procs {
@@ -97,6 +98,7 @@ func TestRedisRestartWithPersistence(t *testing.T) {
 // (TestClusterFailoverAddressTaken), but a state that stays missing for
 // all of Outage is lost, and said so, as on one server.
 func TestClusterStateLostStaysLost(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{Cluster: true})
 	rdb := srv.Client()
 	ctx := shortCtx(t, 30*time.Second)

@@ -61,6 +61,9 @@ func TestRunMemoryFlatInPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates two crawls")
 	}
+	if raceEnabled {
+		t.Skip("a heap measure, with SQLite many times slower under -race: run it without (go test -run TestRunMemoryFlatInPages ./examples/audit/internal/findings; .ci/run does)")
+	}
 	peaks := map[int]uint64{}
 	for _, n := range []int{2_000, 8_000} {
 		st := newCrawl(t)
