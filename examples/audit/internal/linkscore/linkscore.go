@@ -285,8 +285,10 @@ func (g *Graph) Rank(ctx context.Context, o Options) (*Ranks, error) {
 	return g.iterate(ctx, o, func(contrib []float32, next []float64) error {
 		for v := range next {
 			var s float64
-			for i := idBytes * int(g.off[v]); i < idBytes*int(g.off[v+1]); i += idBytes {
-				s += float64(contrib[binary.LittleEndian.Uint32(g.src[i:])&(maxPages-1)])
+			lo, end := idBytes*int(g.off[v]), idBytes*int(g.off[v+1])
+			src := g.src[lo : end+1]
+			for i := 0; i+3 < len(src); i += idBytes {
+				s += float64(contrib[binary.LittleEndian.Uint32(src[i:i+4])&(maxPages-1)])
 			}
 			next[v] = s
 		}
