@@ -138,15 +138,38 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e craw
 }
 
 // runCrawl runs a new or resumed crawl to its end: the crawl, the rendered pass (only with -render),
-// the summary, the report, and what the demo shop saw. It returns the exit status.
+// the summary, the report, and what the demo shop saw. It returns the exit status. Once the crawl and
+// the rendered pass are over it keeps only their Ending (crawlPhase): the Crawler, its frontier and its
+// caches are garbage before the passes over the crawl start, which Finish gives back to the system.
 func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout, stderr io.Writer) int {
-	stopCPU, err := startCPUProfile(c.Cfg.CPUProfile)
+	cfg := c.Cfg
+	stopCPU, err := startCPUProfile(cfg.CPUProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "audit: %v\n", err)
 		return crawl.ExitFailure
 	}
 	defer stopCPU()
-	phase := phaseTimer(c.Cfg.Timings, stderr)
+	phase := phaseTimer(cfg.Timings, stderr)
+	end := crawlPhase(ctx, c, phase, stderr)
+	code := end.Finish(stdout, stderr)
+	phase("findings")
+	code = end.WriteReport(code, stdout, stderr)
+	phase("report")
+	if cfg.MemProfile != "" {
+		// The second profile: its alloc_space shows what the passes after the crawl allocated.
+		if err := writeHeapProfile(cfg.MemProfile + ".end"); err != nil {
+			fmt.Fprintf(stderr, "audit: %v\n", err)
+		}
+	}
+	if shop != nil {
+		shop.Report(stdout, cfg.UserAgent)
+	}
+	return code
+}
+
+// crawlPhase runs the crawl and the rendered pass and returns their Ending, the only thing of the crawl
+// runCrawl keeps.
+func crawlPhase(ctx context.Context, c *crawl.Crawler, phase func(string), stderr io.Writer) *crawl.Ending {
 	res := c.Crawl(ctx)
 	phase("crawl")
 	if c.Cfg.Timings { // the part of the crawl's time spent building the links' index once its writes ended
@@ -159,21 +182,8 @@ func runCrawl(ctx context.Context, c *crawl.Crawler, shop *demo.DemoSite, stdout
 	res = rr.RenderPass(ctx, res) // step 6, only with -render
 	phase("render")
 	end := c.Ending(res)
-	end.SummaryExtra = rr.PrintRenderSummary
-	code := end.Finish(stdout, stderr)
-	phase("findings")
-	code = end.WriteReport(code, stdout, stderr)
-	phase("report")
-	if c.Cfg.MemProfile != "" {
-		// The second profile: its alloc_space shows what the passes after the crawl allocated.
-		if err := writeHeapProfile(c.Cfg.MemProfile + ".end"); err != nil {
-			fmt.Fprintf(stderr, "audit: %v\n", err)
-		}
-	}
-	if shop != nil {
-		shop.Report(stdout, c.Cfg.UserAgent)
-	}
-	return code
+	end.SummaryExtra = rr.RenderSummary()
+	return end
 }
 
 // phaseTimer returns the function that ends a phase of the run: with -timings it prints the phase's

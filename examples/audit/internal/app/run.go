@@ -138,7 +138,7 @@ func (a *App) execute(ctx context.Context, r *run, st *store.Store) {
 	}
 	var out bytes.Buffer
 	end := c.Ending(res)
-	end.SummaryExtra = rr.PrintRenderSummary
+	end.SummaryExtra = rr.RenderSummary()
 	code := end.Finish(&out, &out)
 	code = end.WriteReport(code, &out, &out)
 	close(stopFeed)

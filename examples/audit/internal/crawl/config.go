@@ -69,4 +69,7 @@ type Env struct {
 	// MemoryQueue keeps the frontier's queue in memory only, as before resume existed: the crawl cannot
 	// be resumed. Benchmarks compare the two.
 	MemoryQueue bool
+	// BeforePasses, when set, is called by Ending.Finish once the crawl's memory has been given back and
+	// just before the passes over the crawl start: a test checks there that the crawler is unreachable.
+	BeforePasses func()
 }

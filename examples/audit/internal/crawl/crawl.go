@@ -256,11 +256,14 @@ func (c *Crawler) steps(ctx context.Context, started time.Time) CrawlResult {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	c.stopSite = stop
-	// The first failed write stops the crawl: nothing fetched after it could be kept.
+	// The first failed write stops the crawl: nothing fetched after it could be kept. The goroutine holds
+	// the store and the path, not the crawler: it may still be on its way out when the passes start, and
+	// the crawler's memory (its frontier above all) must be free by then.
+	st, db := c.St, c.Cfg.DB
 	go func() {
 		select {
-		case <-c.St.Failed():
-			stop(&writeStopped{path: c.Cfg.DB, err: c.St.Err()})
+		case <-st.Failed():
+			stop(&writeStopped{path: db, err: st.Err()})
 		case <-ctx.Done():
 		}
 	}()

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,18 +21,21 @@ import (
 
 // Ending is a stopped crawl as the end of the run sees it: how it ended, its totals, and the few facts
 // only the crawl knew (the sitemap URLs it left out, where the site lives). Finish and WriteReport read
-// nothing else, so the end of a run never reaches back into the crawler's working state.
+// nothing else, so the end of a run never reaches back into the crawler's working state, and an Ending
+// holds nothing of the crawler: once the caller drops the Crawler, its frontier (the seen set and the
+// queue), its clients and its sets of URLs are garbage before the passes start (Finish).
 type Ending struct {
 	Res CrawlResult // how the crawl (and the rendered pass, if any) ended
-	// SummaryExtra, when set, adds lines to the summary after its first (the rendered pass's).
-	SummaryExtra func(io.Writer)
+	// SummaryExtra, when set, is added to the summary after its first line (the rendered pass's line).
+	SummaryExtra string
 
-	cfg    *Config
-	st     *store.Store
-	now    func() time.Time
-	slow   *backoff.Slowdown // the run's 429 latch: the summary and the crawls row say when it tripped
-	totals totals
-	sites  siteURLs // the site's own origins, dropped from URLs in the summary table
+	cfg          *Config
+	st           *store.Store
+	now          func() time.Time
+	beforePasses func()            // Env.BeforePasses
+	slow         *backoff.Slowdown // the run's 429 latch: the summary and the crawls row say when it tripped
+	totals       totals
+	sites        siteURLs // the site's own origins, dropped from URLs in the summary table
 
 	// What the analysis needs that has no row: the sitemap URLs the page limit left out, and the entries
 	// past sitemapHoldMax (with the first of them).
@@ -48,7 +53,7 @@ func (c *Crawler) Ending(res CrawlResult) *Ending {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return &Ending{
-		Res: res, cfg: c.Cfg, st: c.St, now: c.Env.Now, slow: c.Slow,
+		Res: res, cfg: c.Cfg, st: c.St, now: c.Env.Now, slow: c.Slow, beforePasses: c.Env.BeforePasses,
 		totals: totals{pages: int(c.Count.pages.Load()), fetched: int(c.Count.fetched.Load()), blocked: int(c.Count.blocked.Load()),
 			errors: int(c.Count.errors.Load()), requests: int(c.Count.requests.Load())},
 		sites:      siteURLs{c.home, c.Origin, c.Twin},
@@ -57,7 +62,10 @@ func (c *Crawler) Ending(res CrawlResult) *Ending {
 }
 
 // Finish stores everything, runs the analysis, prints the summary and returns the exit status. It runs
-// after an interrupted crawl too, with a fresh context: what was crawled is kept and reported.
+// after an interrupted crawl too, with a fresh context: what was crawled is kept and reported. Before the
+// passes it gives the crawl's memory back to the system (releaseMemory): the caller must hold no
+// reference to the Crawler by then for that memory to go (main keeps only the Ending; the app keeps its
+// crawler for the live view until the run is over).
 func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	res := e.Res
 	var busy *store.BusyError
@@ -82,6 +90,10 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 	analysed := res.Outcome != "off_limits" || e.totals.pages > 0
 	var sum findings.Summary
 	if analysed {
+		e.releaseMemory(stderr)
+		if e.beforePasses != nil {
+			e.beforePasses()
+		}
 		var err error
 		if sum, err = e.findings(ctx); err != nil {
 			werr = errors.Join(werr, err)
@@ -139,6 +151,27 @@ func (e *Ending) writeFailed(ctx context.Context, ws *writeStopped, stderr io.Wr
 	fmt.Fprintf(stderr, "audit: %s\naudit: the crawl stopped at that write; crawl %d %s, with everything written before it. To continue it once the problem is fixed: audit -resume -db %s -crawl %d\n",
 		cmdline.Safe(ws.Error()), e.st.CrawlID, recorded, shellWord(e.cfg.DB), e.st.CrawlID)
 	return ExitFailure
+}
+
+// releaseMemory collects the crawl's garbage once and returns the freed memory to the system, so that
+// the passes start from what they need rather than from the crawl's high-water mark: the frontier's
+// seen set and queue, the crawler's sets of URLs, the writer's caches and the last pages' garbage are
+// unreachable by now, but the runtime would return their pages to the system only slowly, and the
+// passes' own peak (the link graph) would come on top of them. With -timings it prints the live heap
+// before (as of the crawl's last collection) and after, and what the Go runtime holds of the system.
+func (e *Ending) releaseMemory(stderr io.Writer) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	read := func() (live, held float64) {
+		metrics.Read(sample)
+		return float64(sample[0].Value.Uint64()) / 1e6, float64(sample[1].Value.Uint64()-sample[2].Value.Uint64()) / 1e6
+	}
+	live0, held0 := read()
+	debug.FreeOSMemory() // a collection, then every free page back to the system
+	if e.cfg.Timings {
+		live, held := read()
+		fmt.Fprintf(stderr, "memory before the passes: live heap %.1f MB (%.1f MB at the crawl's last collection), Go runtime %.1f MB of the system's memory (%.1f MB)\n",
+			live, live0, held, held0)
+	}
 }
 
 // crawlEnd is the crawls row's closing state: outcome, totals and the slowdown, if it tripped.
@@ -220,9 +253,7 @@ func (e *Ending) printSummary(w io.Writer, sum findings.Summary) {
 	fmt.Fprintf(w, "\nCrawl %d of %s %s in %s: %d page%s (%d fetched, %d blocked by robots.txt), %d request%s, %d error%s.\n",
 		e.st.CrawlID, e.cfg.URL, state, res.Ended.Sub(res.Started).Round(time.Millisecond),
 		pages, store.Plural(pages), e.totals.fetched, e.totals.blocked, reqs, store.Plural(reqs), errs, store.Plural(errs))
-	if e.SummaryExtra != nil {
-		e.SummaryExtra(w)
-	}
+	fmt.Fprint(w, e.SummaryExtra)
 	if ev, ok := e.slow.Tripped(); ok {
 		inFlight, gap := e.slow.Limits()
 		fmt.Fprintf(w, "Slowed down after 429 from %s at %s: %d in flight, %s between requests, for the rest of the run.\n",

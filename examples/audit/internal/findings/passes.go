@@ -672,7 +672,7 @@ func (r *run) render(rendered []*store.RenderRecord) error {
 
 // linkScore ranks the crawl's pages by internal PageRank (linkscore: damping 0.85, nofollow links left
 // out, a redirect passing its links to its target) and writes each page's 0–100 score. Memory: the graph's
-// 4 bytes a link and 32 a page, and the map of the pages' urls ids to their numbers (pageNumbers); the
+// 3 bytes a link and 32 a page, and the map of the pages' urls ids to their numbers (pageNumbers); the
 // links are read from the database twice, streaming, as integers.
 func (r *run) linkScore() error {
 	n, drop, err := r.p.LinkIDs()
@@ -722,7 +722,7 @@ func (r *run) linkScore() error {
 		}
 		return err
 	}
-	// While it loads, the graph is most of the heap (240 MB at a million pages × 60 links), and the
+	// While it loads, the graph is most of the heap (190 MB at a million pages × 60 links), and the
 	// garbage of the reading (each row's list of ids) would let the heap grow to twice it before a
 	// collection: collect at a quarter more instead. The graph's arrays hold no pointers, so a
 	// collection costs little.

@@ -1000,6 +1000,15 @@ func consoleMessage(args []*runtime.RemoteObject) string {
 
 func jsonUnmarshalString(v []byte, s *string) error { return json.Unmarshal(v, s) }
 
+// RenderSummary is the rendered pass's line of the summary ("" when there was none), for
+// crawl.Ending's SummaryExtra: a string made once the pass is over, so that the end of the run keeps no
+// reference to the RenderRun and through it to the crawler.
+func (c *RenderRun) RenderSummary() string {
+	var b strings.Builder
+	c.PrintRenderSummary(&b)
+	return b.String()
+}
+
 // PrintRenderSummary adds the rendered pass's line to the summary, when there was one.
 func (c *RenderRun) PrintRenderSummary(w io.Writer) {
 	st := &c.render

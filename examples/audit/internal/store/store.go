@@ -695,6 +695,11 @@ func (s *Store) Flush() error {
 		if s.ops != nil {
 			close(s.ops)
 			s.wg.Wait()
+			// The writer is gone: drop what only it used, so that nothing of the crawl stays reachable
+			// through the store while the passes run (onCommit reads the crawler's counters; the URL-id
+			// cache is up to 10 MB).
+			s.onCommit = nil
+			s.lw.ids = urlIDs{}
 			if s.Err() == nil {
 				start := time.Now()
 				if _, err := s.db.Exec(linkRowsTo); err != nil {
