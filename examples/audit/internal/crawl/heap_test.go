@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"io"
+	"math"
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
@@ -28,14 +29,27 @@ const heapGrowthMax = 240 // bytes per page
 // The crawl's memory stays flat in the size of the site: the peak live heap of a crawl of a generated
 // 8,000-page shop (60 links and 22.7 KB a page) is at most heapGrowthMax a page above that of a 2,000-page
 // one. It compares growth, not time; it is skipped under -race and -short, which make it slow.
+//
+// A peak is one sample, and on a loaded machine (CI runs the linters beside it) a burst of pages in
+// flight can lift either size's peak by a megabyte. So it takes the least peak of each size over up to
+// three rounds and stops at the first round that passes: noise only ever adds to a peak, while a crawl
+// that kept anything of a page's size would fail every round by far.
 func TestCrawlHeapGrowsOnlyByTheFrontier(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("crawls 10,000 pages: run without -race and -short")
 	}
-	small := peakHeapOfCrawl(t, 2000)
-	large := peakHeapOfCrawl(t, 8000)
-	perPage := float64(int64(large)-int64(small)) / 6000
-	t.Logf("peak live heap: %.1f MB at 2,000 pages, %.1f MB at 8,000: %.0f B a page", float64(small)/1e6, float64(large)/1e6, perPage)
+	small, large := uint64(math.MaxUint64), uint64(math.MaxUint64)
+	var perPage float64
+	for round := 1; round <= 3; round++ {
+		small = min(small, peakHeapOfCrawl(t, 2000))
+		large = min(large, peakHeapOfCrawl(t, 8000))
+		perPage = float64(int64(large)-int64(small)) / 6000
+		t.Logf("round %d: least peak live heap: %.1f MB at 2,000 pages, %.1f MB at 8,000: %.0f B a page",
+			round, float64(small)/1e6, float64(large)/1e6, perPage)
+		if perPage < heapGrowthMax {
+			break
+		}
+	}
 	assert.Less(t, perPage, float64(heapGrowthMax), "the crawl's memory grows with the site")
 }
 
