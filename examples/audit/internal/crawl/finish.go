@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -95,7 +96,11 @@ func (e *Ending) Finish(stdout, stderr io.Writer) int {
 			e.beforePasses()
 		}
 		var err error
-		if sum, err = e.findings(ctx); err != nil {
+		sum, err = e.findings(ctx)
+		if e.cfg.Timings {
+			e.printPassTimes(stderr, sum)
+		}
+		if err != nil {
 			werr = errors.Join(werr, err)
 		} else if err := e.st.EachPageFindingKind(ctx, sum.Counts, sum.Add); err != nil {
 			// the summary counts the pages' own findings too, written with them during the crawl
@@ -166,12 +171,43 @@ func (e *Ending) releaseMemory(stderr io.Writer) {
 		return float64(sample[0].Value.Uint64()) / 1e6, float64(sample[1].Value.Uint64()-sample[2].Value.Uint64()) / 1e6
 	}
 	live0, held0 := read()
+	rss0 := residentMemory()
 	debug.FreeOSMemory() // a collection, then every free page back to the system
 	if e.cfg.Timings {
 		live, held := read()
-		fmt.Fprintf(stderr, "memory before the passes: live heap %.1f MB (%.1f MB at the crawl's last collection), Go runtime %.1f MB of the system's memory (%.1f MB)\n",
-			live, live0, held, held0)
+		fmt.Fprintf(stderr, "memory before the passes: live heap %.1f MB (%.1f MB at the crawl's last collection), Go runtime %.1f MB of the system's memory (%.1f MB); process %s (%s)\n",
+			live, live0, held, held0, residentMemory(), rss0)
 	}
+}
+
+// printPassTimes prints, for -timings, the time of each pass over the crawl in the order they ran and the
+// process's memory once they are over (its peak is the whole run's so far).
+func (e *Ending) printPassTimes(stderr io.Writer, sum findings.Summary) {
+	var b strings.Builder
+	for _, name := range sum.Steps {
+		fmt.Fprintf(&b, ", %s %.1fs", name, sum.Took[name].Seconds())
+	}
+	fmt.Fprintf(stderr, "passes: %s; process %s\n", strings.TrimPrefix(b.String(), ", "), residentMemory())
+}
+
+// residentMemory is the process's resident and peak resident memory as Linux's /proc/self/status has
+// them ("RSS 120.3 MB, peak 344.0 MB"), for -timings: what the Go runtime holds is only part of it, the
+// rest is SQLite's (its page cache and sorters, allocated outside the Go heap). Elsewhere: "RSS unknown".
+func residentMemory() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "RSS unknown"
+	}
+	var rss, peak float64
+	for line := range strings.Lines(string(b)) {
+		var kb float64
+		if n, _ := fmt.Sscanf(line, "VmRSS: %f kB", &kb); n == 1 {
+			rss = kb / 1024
+		} else if n, _ := fmt.Sscanf(line, "VmHWM: %f kB", &kb); n == 1 {
+			peak = kb / 1024
+		}
+	}
+	return fmt.Sprintf("RSS %.1f MB, peak %.1f MB", rss, peak)
 }
 
 // crawlEnd is the crawls row's closing state: outcome, totals and the slowdown, if it tripped.

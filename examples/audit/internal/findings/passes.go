@@ -35,6 +35,8 @@ type Summary struct {
 	// Took is the time each pass took, by name ("prepare", "pages", "near-duplicates", "link score"...), and
 	// "link score: load+rank" the part of the link score pass that builds and ranks the graph.
 	Took map[string]time.Duration
+	// Steps are Took's names in the order the steps ended ("link score: load+rank" before "link score").
+	Steps []string
 }
 
 // Total is the number of findings written.
@@ -55,6 +57,12 @@ func (s Summary) Add(kind string, n int, first store.FindingRecord) {
 	s.Counts[kind] += n
 }
 
+// took records that the step name, begun at start, is over.
+func (s *Summary) took(name string, start time.Time) {
+	s.Took[name] = time.Since(start)
+	s.Steps = append(s.Steps, name)
+}
+
 // Run runs every pass over crawl st and replaces its post-crawl findings with theirs, in one transaction,
 // and writes each page's link score. It runs the same after a finished crawl and after an interrupted one.
 func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
@@ -67,7 +75,7 @@ func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
 	}
 	begun := time.Now()
 	err = st.ReplaceFindings(ctx, func(p *store.Pass) error {
-		sum.Took["prepare"] = time.Since(begun) // the documents and referrer counts, materialised once
+		sum.took("prepare", begun) // the documents and referrer counts, materialised once
 		r := &run{p: p, sum: &sum}
 		for _, pass := range []struct {
 			name string
@@ -82,7 +90,7 @@ func Run(ctx context.Context, st *store.Store, x Extra) (Summary, error) {
 			if err := pass.run(); err != nil {
 				return fmt.Errorf("%s pass: %w", pass.name, err)
 			}
-			sum.Took[pass.name] = time.Since(start)
+			sum.took(pass.name, start)
 		}
 		return nil
 	})
@@ -735,7 +743,7 @@ func (r *run) linkScore() error {
 	if err != nil {
 		return fmt.Errorf("link score: %w", err)
 	}
-	r.sum.Took["link score: load+rank"] = time.Since(start)
+	r.sum.took("link score: load+rank", start)
 	if err := r.p.WriteLinkScores(n, func(id uint32) int { return int(ranks.Score(id) + 0.5) }); err != nil {
 		return err
 	}

