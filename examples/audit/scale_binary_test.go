@@ -34,6 +34,7 @@ func TestBuiltBinaryTimings(t *testing.T) {
 	// each pass's time in the order they ran.
 	assert.Regexp(t, `(?m)^memory before the passes: live heap [0-9.]+ MB .*; process RSS [0-9.]+ MB, peak [0-9.]+ MB \(RSS [0-9.]+ MB, peak [0-9.]+ MB\)$`, stderr)
 	assert.Regexp(t, `(?m)^passes: prepare [0-9.]+s, pages [0-9.]+s, documents .*, link score: load\+rank [0-9.]+s, link score [0-9.]+s; process RSS [0-9.]+ MB, peak [0-9.]+ MB$`, stderr)
+	assert.Regexp(t, `(?m)^memory before the report: process RSS [0-9.]+ MB, peak [0-9.]+ MB$`, stderr)
 
 	f, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
 	require.NoError(t, err)
