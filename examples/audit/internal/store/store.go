@@ -712,8 +712,7 @@ func (s *Store) Flush() error {
 					s.SetErr(fmt.Errorf("ANALYZE %s: %w", s.path, err))
 				}
 			}
-			// Before the passes read the file: 53 MB of the process's 136 MB at 100,000 pages, 200 MB at
-			// a million.
+			// Before the passes read the file: 53 MB of the process's 136 MB at 100,000 pages.
 			s.ShrinkMemory()
 		}
 	})
